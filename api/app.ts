@@ -1,0 +1,82 @@
+import Koa from 'koa';
+import { Router } from '@koa/router';
+import { koaBody } from 'koa-body';
+import type { Services } from '../infra/services.js';
+import type { CommandContext } from '../commands/handle.js';
+import { docsPage } from './docs-page.js';
+import { errorHandler } from './middleware/error-handler.js';
+import { requestContext } from './middleware/request-context.js';
+import { buildOpenApi } from './openapi.js';
+import type { RouteDef, RouteInput } from './route.js';
+import { parsePart } from './validation.js';
+
+const toKoaPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
+
+/** Builds the Koa app under /api from the route table; the same table yields the OpenAPI document. */
+export function createApp(services: Services, routes: RouteDef[]): Koa {
+  const app = new Koa({ proxy: false });
+  const router = new Router({ prefix: '/api' });
+  const openapi = buildOpenApi(routes, { title: 'Flow automation service', version: '0.1.0' });
+  const docs = docsPage(openapi);
+
+  app.use(requestContext(services.logger));
+  app.use(errorHandler(services.logger));
+  app.use(
+    koaBody({
+      jsonLimit: services.config.BODY_LIMIT_BYTES,
+      textLimit: services.config.BODY_LIMIT_BYTES,
+      formLimit: services.config.BODY_LIMIT_BYTES,
+      jsonStrict: false,
+      onError: (err) => {
+        throw err;
+      },
+    }),
+  );
+
+  router.get('/openapi.json', (ctx) => {
+    ctx.body = openapi;
+  });
+  router.get('/docs', (ctx) => {
+    ctx.type = 'html';
+    ctx.body = docs;
+  });
+
+  for (const route of routes) {
+    router.register(toKoaPath(route.path), [route.method], async (ctx) => {
+      const params = parsePart('params', route.params, ctx.params);
+      const query = parsePart('query', route.query, ctx.query);
+      const body = parsePart('body', route.body, route.body ? (ctx.request.body ?? {}) : undefined);
+      const command: CommandContext = {
+        actorId: ctx.state.principal?.userId ?? null,
+        orgId: ctx.state.principal?.orgId ?? null,
+        workspaceId: ctx.state.principal?.workspaceId ?? null,
+        correlationId: ctx.get('x-correlation-id') || ctx.state.requestId,
+        causationId: null,
+        requestId: ctx.state.requestId,
+        now: services.now(),
+      };
+      const input: RouteInput<unknown, unknown, unknown> = {
+        params,
+        query,
+        body,
+        koa: ctx,
+        services,
+        command,
+        settle: async (position, streamId) => {
+          if (position === null) return;
+          const settled = await services.projections.waitFor(position, streamId, services.config.READ_YOUR_WRITES_TIMEOUT_MS);
+          // The write stands either way; the header tells the client a GET may not show it yet.
+          ctx.set('X-Read-Model', settled ? 'current' : 'pending');
+        },
+      };
+      const reply = await route.handler(input);
+      ctx.status = reply.status;
+      ctx.body = reply.body;
+      for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);
+    });
+  }
+
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

@@ -1,0 +1,49 @@
+import type { Middleware } from 'koa';
+import { DomainError } from '../../domain/shared/decider.js';
+import type { Logger } from '../../infra/ports/logger.js';
+import { DuplicateKeyError, InvalidCursorError } from '../../infra/ports/read-store.js';
+import { errorBody } from '../errors.js';
+
+interface HttpishError {
+  status?: number;
+  statusCode?: number;
+  type?: string;
+  expose?: boolean;
+  message: string;
+}
+
+/** Maps every failure to the error body of DESIGN.md §7; only unexpected errors are 500 and logged with their stack. */
+export function errorHandler(logger: Logger): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        ctx.status = 404;
+        ctx.body = errorBody('ROUTE_NOT_FOUND', `no operation ${ctx.method} ${ctx.path}`);
+      } else if (ctx.status === 405 && ctx.body === undefined) {
+        ctx.body = errorBody('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${ctx.path}`);
+        ctx.status = 405;
+      }
+    } catch (err) {
+      const [status, body] = describe(err);
+      ctx.status = status;
+      ctx.body = body;
+      if (status >= 500) logger.error({ err, requestId: ctx.state.requestId }, 'request failed');
+    }
+  };
+}
+
+function describe(err: unknown): [number, ReturnType<typeof errorBody>] {
+  if (err instanceof DomainError) return [err.status, errorBody(err.code, err.message, err.details)];
+  if (err instanceof InvalidCursorError) return [400, errorBody('INVALID_CURSOR', err.message, { field: 'query.cursor' })];
+  if (err instanceof DuplicateKeyError) return [409, errorBody('DUPLICATE', err.message)];
+  const e = err as HttpishError;
+  const status = e?.status ?? e?.statusCode;
+  if (status === 413 || e?.type === 'entity.too.large') return [413, errorBody('PAYLOAD_TOO_LARGE', 'request body is larger than the limit')];
+  if (e?.type === 'entity.parse.failed' || (status === 400 && /JSON|parse/i.test(e?.message ?? ''))) {
+    return [400, errorBody('INVALID_JSON', 'request body is not valid JSON', { field: 'body' })];
+  }
+  if (e?.type === 'encoding.unsupported' || status === 415) return [415, errorBody('UNSUPPORTED_MEDIA_TYPE', e.message)];
+  if (status && status >= 400 && status < 500 && e.expose) return [status, errorBody('BAD_REQUEST', e.message)];
+  return [500, errorBody('INTERNAL_ERROR', 'an unexpected error occurred')];
+}

@@ -1,0 +1,49 @@
+import type { Context } from 'koa';
+import type { z } from 'zod';
+import type { CommandContext } from '../commands/handle.js';
+import type { Services } from '../infra/services.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export type AuthKind = 'none' | 'bearer' | 'trigger-key';
+
+export interface RouteInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  koa: Context;
+  services: Services;
+  /** Metadata for the commands this request issues. */
+  command: CommandContext;
+  /** Read-your-writes: wait until the projections serving `streamId` reached `position`. */
+  settle(position: number | null, streamId: string): Promise<void>;
+}
+
+export interface RouteReply {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+type AnyZod = z.ZodType;
+
+/** One entry of the route table: it registers the Koa route, validates input and documents the operation. */
+export interface RouteDef<P extends AnyZod = AnyZod, Q extends AnyZod = AnyZod, B extends AnyZod = AnyZod> {
+  method: HttpMethod;
+  /** OpenAPI style, relative to /api: `/probes/{probeId}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  tag: string;
+  auth: AuthKind;
+  permission?: string;
+  params?: P;
+  query?: Q;
+  body?: B;
+  responses: Record<number, { description: string; schema?: AnyZod }>;
+  handler(input: RouteInput<z.infer<P>, z.infer<Q>, z.infer<B>>): Promise<RouteReply>;
+}
+
+/** Keeps the generic parameters of each route while the table holds them as one type. */
+export function defineRoute<P extends AnyZod, Q extends AnyZod, B extends AnyZod>(def: RouteDef<P, Q, B>): RouteDef {
+  return def as unknown as RouteDef;
+}

@@ -1,0 +1,94 @@
+import { randomUUID } from 'node:crypto';
+import { DomainError, fold, type Decider } from '../domain/shared/decider.js';
+import type { DomainEvent, EventMetadata } from '../domain/shared/events.js';
+import { ConcurrencyError, type EventStore, type ExpectedRevision } from '../infra/ports/event-store.js';
+
+/** Who and why: becomes the metadata of every event the command appends. */
+export interface CommandContext {
+  actorId: string | null;
+  orgId: string | null;
+  workspaceId: string | null;
+  correlationId: string;
+  causationId: string | null;
+  requestId: string | null;
+  now: Date;
+}
+
+export interface HandleOptions<C, S, E extends DomainEvent> {
+  streamId: string;
+  decider: Decider<C, S, E>;
+  command: C;
+  context: CommandContext;
+  /** A client's If-Match: the stream revision it saw; a mismatch is not retried (412). */
+  expectedRevision?: number;
+  maxAttempts?: number;
+}
+
+export interface HandleResult<S, E> {
+  events: E[];
+  state: S;
+  /** Revision of the stream after the command (-1 when the stream does not exist). */
+  revision: number;
+  /** Global position of the last appended event, or null when nothing was appended. */
+  position: number | null;
+}
+
+/** The stream moved on while we decided, more often than we were willing to retry. */
+export class ConflictError extends DomainError {
+  constructor(streamId: string) {
+    super('CONCURRENCY_CONFLICT', `${streamId} was changed concurrently; try again`, 409);
+  }
+}
+
+export class PreconditionFailedError extends DomainError {
+  constructor(streamId: string, expected: number, actual: number) {
+    super('PRECONDITION_FAILED', `${streamId} is at version ${actual}, not ${expected}`, 412, { expected, actual });
+  }
+}
+
+export function metadataOf(context: CommandContext): EventMetadata {
+  return {
+    actorId: context.actorId,
+    orgId: context.orgId,
+    workspaceId: context.workspaceId,
+    correlationId: context.correlationId,
+    causationId: context.causationId,
+    requestId: context.requestId,
+    occurredAt: context.now.toISOString(),
+  };
+}
+
+/** Load, fold, decide, append with the expected revision; retry a conflict a bounded number of times. */
+export async function handleCommand<C, S, E extends DomainEvent>(
+  store: EventStore,
+  options: HandleOptions<C, S, E>,
+): Promise<HandleResult<S, E>> {
+  const { streamId, decider } = options;
+  const maxAttempts = options.expectedRevision === undefined ? (options.maxAttempts ?? 5) : 1;
+  for (let attempt = 1; ; attempt++) {
+    const recorded = await store.readStream(streamId);
+    const revision = recorded.length - 1;
+    if (options.expectedRevision !== undefined && options.expectedRevision !== revision) {
+      throw new PreconditionFailedError(streamId, options.expectedRevision, revision);
+    }
+    const state = fold(decider.evolve, decider.initialState, recorded as unknown as E[]);
+    const events = decider.decide(options.command, state);
+    if (events.length === 0) return { events, state, revision, position: null };
+    const expected: ExpectedRevision = revision === -1 ? 'no_stream' : revision;
+    try {
+      const metadata = metadataOf(options.context);
+      const result = await store.append(
+        streamId,
+        events.map((e) => ({ id: randomUUID(), type: e.type, data: e.data, metadata })),
+        expected,
+      );
+      return { events, state: fold(decider.evolve, state, events), revision: result.revision, position: result.position };
+    } catch (err) {
+      if (!(err instanceof ConcurrencyError)) throw err;
+      if (options.expectedRevision !== undefined) {
+        throw new PreconditionFailedError(streamId, options.expectedRevision, typeof err.actual === 'number' ? err.actual : -1);
+      }
+      if (attempt >= maxAttempts) throw new ConflictError(streamId);
+    }
+  }
+}

@@ -1,0 +1,41 @@
+import { DomainError } from '../domain/shared/decider.js';
+import { probeDecider, probeStreamId } from '../domain/probes/index.js';
+import type { EventStore } from '../infra/ports/event-store.js';
+import { handleCommand, type CommandContext } from './handle.js';
+import { claimReservation } from './reservations.js';
+
+export async function createProbe(store: EventStore, context: CommandContext, probeId: string, name: string) {
+  try {
+    await claimReservation(store, context, 'probe-name', name.toLowerCase(), probeId);
+  } catch (err) {
+    if (err instanceof DomainError && err.code === 'ALREADY_TAKEN') {
+      throw new DomainError('PROBE_NAME_TAKEN', `a probe named "${name}" already exists`, 409, { field: 'body.name' });
+    }
+    throw err;
+  }
+  return handleCommand(store, {
+    streamId: probeStreamId(probeId),
+    decider: probeDecider,
+    command: { type: 'CreateProbe', probeId, name, at: context.now.toISOString() },
+    context,
+  });
+}
+
+export async function incrementProbe(store: EventStore, context: CommandContext, probeId: string, by: number, expectedRevision?: number) {
+  return handleCommand(store, {
+    streamId: probeStreamId(probeId),
+    decider: probeDecider,
+    command: { type: 'IncrementProbe', by, at: context.now.toISOString() },
+    context,
+    expectedRevision,
+  });
+}
+
+export async function acknowledgeProbe(store: EventStore, context: CommandContext, probeId: string, by: string) {
+  return handleCommand(store, {
+    streamId: probeStreamId(probeId),
+    decider: probeDecider,
+    command: { type: 'AcknowledgeProbe', by, at: context.now.toISOString() },
+    context,
+  });
+}

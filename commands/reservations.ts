@@ -1,0 +1,32 @@
+import { createHash } from 'node:crypto';
+import { reservationDecider } from '../domain/reservations/index.js';
+import type { EventStore } from '../infra/ports/event-store.js';
+import { handleCommand, type CommandContext } from './handle.js';
+
+/** The key is hashed so that an email never appears in a stream name. */
+export function reservationStreamId(scope: string, key: string): string {
+  const digest = createHash('sha256').update(`${scope}\u0000${key}`).digest('hex').slice(0, 40);
+  return `reservation-${scope}.${digest}`;
+}
+
+export async function claimReservation(store: EventStore, context: CommandContext, scope: string, key: string, ownerId: string) {
+  await handleCommand(store, {
+    streamId: reservationStreamId(scope, key),
+    decider: reservationDecider,
+    command: { type: 'Claim', key: `${scope}:${hashForEvent(key)}`, ownerId },
+    context,
+  });
+}
+
+export async function releaseReservation(store: EventStore, context: CommandContext, scope: string, key: string, ownerId: string) {
+  await handleCommand(store, {
+    streamId: reservationStreamId(scope, key),
+    decider: reservationDecider,
+    command: { type: 'Release', key: `${scope}:${hashForEvent(key)}`, ownerId },
+    context,
+  });
+}
+
+function hashForEvent(key: string): string {
+  return createHash('sha256').update(key).digest('hex').slice(0, 16);
+}

@@ -1,0 +1,8 @@
+import type { Consumer } from '../infra/ports/bus.js';
+import type { Services } from '../infra/services.js';
+import { probeAcknowledger } from './probe-acknowledger.js';
+
+/** Every reaction the worker role runs. */
+export function allConsumers(services: Services, workerId: string): Consumer[] {
+  return [probeAcknowledger(services.eventStore, workerId, services.now)];
+}

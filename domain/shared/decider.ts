@@ -1,0 +1,30 @@
+import type { DomainEvent } from './events.js';
+
+/**
+ * A decider is the whole behaviour of one aggregate: pure functions only,
+ * ids and time arrive inside the command.
+ */
+export interface Decider<Command, State, Event extends DomainEvent> {
+  initialState: State;
+  evolve(state: State, event: Event): State;
+  decide(command: Command, state: State): Event[];
+}
+
+/** A rejection the caller can act on; `code` is stable and machine-readable. */
+export class DomainError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly status: number = 400,
+    readonly details?: unknown,
+  ) {
+    super(message);
+    this.name = 'DomainError';
+  }
+}
+
+export function fold<State, Event>(evolve: (s: State, e: Event) => State, initial: State, events: Iterable<Event>): State {
+  let state = initial;
+  for (const e of events) state = evolve(state, e);
+  return state;
+}

@@ -1,0 +1,60 @@
+import { z } from 'zod';
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+const optionalUrl = (protocols: RegExp) =>
+  z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v === '' ? undefined : v))
+    .refine((v) => v === undefined || protocols.test(v), { message: `must start with ${protocols.source.replace(/[\\^()]/g, '')}` });
+
+/** Every environment variable the service reads; README's configuration table mirrors this. */
+export const configSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATA_DIR: z.string().min(1).default('./data'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  EVENTSTORE_URL: optionalUrl(/^(esdb|esdb\+discover|kurrentdb|kurrentdb\+discover):\/\//),
+  MONGODB_URL: optionalUrl(/^mongodb(\+srv)?:\/\//),
+  MONGODB_DB: z.string().regex(/^[A-Za-z0-9_-]{1,60}$/).default('flowsvc'),
+  KAFKA_BROKERS: z
+    .string()
+    .optional()
+    .transform((v) => (v ? v.split(',').map((b) => b.trim()).filter(Boolean) : undefined))
+    .refine((v) => v === undefined || v.every((b) => /^[^:\s]+:\d{1,5}$/.test(b)), { message: 'must be host:port[,host:port…]' }),
+  KAFKA_TOPIC_PREFIX: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/).default('flowsvc'),
+  KAFKA_PARTITIONS: positiveInt(3),
+  KAFKA_CLIENT_ID: z.string().min(1).default('flowsvc'),
+  BODY_LIMIT_BYTES: positiveInt(1_048_576),
+  READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).default(5000),
+  COMMAND_MAX_ATTEMPTS: positiveInt(5),
+  SHUTDOWN_TIMEOUT_MS: positiveInt(10_000),
+  CONSUMER_MAX_ATTEMPTS: positiveInt(5),
+});
+
+export type Config = z.infer<typeof configSchema>;
+export type Role = 'all' | 'api' | 'projector' | 'worker';
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = configSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message} (got ${JSON.stringify(env[String(i.path[0])])})`));
+  }
+  return parsed.data;
+}
+
+export function parseRole(argv: string[]): Role {
+  const index = argv.findIndex((a) => a === '--role' || a.startsWith('--role='));
+  if (index === -1) return 'all';
+  const value = argv[index].includes('=') ? argv[index].split('=')[1] : argv[index + 1];
+  if (value === 'api' || value === 'projector' || value === 'worker' || value === 'all') return value;
+  throw new ConfigError([`--role: must be one of api, projector, worker, all (got ${JSON.stringify(value)})`]);
+}

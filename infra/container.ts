@@ -1,0 +1,63 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { EmbeddedBus } from './bus/embedded.js';
+import { KafkaBus } from './bus/kafka.js';
+import { SqliteCheckpointStore } from './checkpoints/sqlite.js';
+import type { Config, Role } from './config.js';
+import { EventStoreDbEventStore } from './event-store/eventstoredb.js';
+import { SqliteEventStore } from './event-store/sqlite.js';
+import type { Bus } from './ports/bus.js';
+import type { EventStore } from './ports/event-store.js';
+import type { Logger } from './ports/logger.js';
+import type { CheckpointStore, ReadStore } from './ports/read-store.js';
+import { ProjectionRunner } from './projection-runner.js';
+import { MemoryReadStore } from './read-store/memory.js';
+import { MongoReadStore } from './read-store/mongo.js';
+import type { Services } from './services.js';
+import { allProjectors } from '../projections/index.js';
+
+/**
+ * The composition root: each port gets its distributed adapter when its variable is set and the
+ * embedded one otherwise. Business code never sees which.
+ */
+export async function buildServices(config: Config, role: Role, logger: Logger): Promise<Services> {
+  const eventStore: EventStore = config.EVENTSTORE_URL
+    ? new EventStoreDbEventStore(config.EVENTSTORE_URL)
+    : new SqliteEventStore(join(config.DATA_DIR, 'events.db'));
+
+  const readStore: ReadStore = config.MONGODB_URL
+    ? await MongoReadStore.connect(config.MONGODB_URL, config.MONGODB_DB)
+    : new MemoryReadStore();
+
+  // Consumers and the relay must not forget their positions on restart, whatever the read store.
+  const checkpoints: CheckpointStore = config.MONGODB_URL
+    ? readStore.checkpoints
+    : new SqliteCheckpointStore(
+        eventStore instanceof SqliteEventStore ? eventStore.db : new SqliteEventStore(join(config.DATA_DIR, 'state.db')).db,
+      );
+
+  const bus: Bus = config.KAFKA_BROKERS
+    ? new KafkaBus({
+        brokers: config.KAFKA_BROKERS,
+        clientId: config.KAFKA_CLIENT_ID,
+        topicPrefix: config.KAFKA_TOPIC_PREFIX,
+        partitions: config.KAFKA_PARTITIONS,
+        logger,
+        relay: { eventStore, checkpoints },
+        retry: { maxAttempts: config.CONSUMER_MAX_ATTEMPTS },
+      })
+    : new EmbeddedBus(eventStore, checkpoints, logger, { retry: { maxAttempts: config.CONSUMER_MAX_ATTEMPTS } });
+
+  // An in-memory read store is private to its process, so whoever serves reads must project.
+  const projectsHere = role === 'all' || role === 'projector' || (role === 'api' && !config.MONGODB_URL);
+  const projections = new ProjectionRunner(eventStore, readStore, allProjectors, logger.child({ component: 'projections' }), projectsHere ? 'local' : 'remote');
+
+  return { config, role, logger, eventStore, readStore, checkpoints, bus, projections, now: () => new Date(), newId: () => randomUUID() };
+}
+
+export async function closeServices(services: Services): Promise<void> {
+  await services.bus.close();
+  await services.projections.stop();
+  await services.readStore.close();
+  await services.eventStore.close();
+}

@@ -1,0 +1,57 @@
+import type { RecordedEvent } from '../../domain/shared/events.js';
+import type { EventSubscription } from '../ports/event-store.js';
+
+interface Source {
+  after: number;
+  read(after: number): Promise<RecordedEvent[]>;
+  /** Registers a wake-up signal for new appends; returns the unregister function. */
+  onAppend(listener: () => void): () => void;
+  pollMs: number;
+}
+
+/**
+ * Catch-up then live over any store that can read its log from a position: reads batches until
+ * empty, then sleeps until an append signal or the poll interval, whichever comes first.
+ * Iteration pulls one event at a time, so a slow consumer holds back reading (backpressure).
+ */
+export function pollingSubscription(source: Source): EventSubscription {
+  let closed = false;
+  let wake: (() => void) | null = null;
+  const unregister = source.onAppend(() => wake?.());
+
+  async function* iterate(): AsyncGenerator<RecordedEvent> {
+    let after = source.after;
+    try {
+      while (!closed) {
+        const batch = await source.read(after);
+        for (const event of batch) {
+          if (closed) return;
+          after = event.position;
+          yield event;
+        }
+        if (batch.length > 0 || closed) continue;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, source.pollMs);
+          function done() {
+            clearTimeout(timer);
+            wake = null;
+            resolve();
+          }
+          wake = done;
+        });
+      }
+    } finally {
+      unregister();
+    }
+  }
+
+  const iterator = iterate();
+  return {
+    [Symbol.asyncIterator]: () => iterator,
+    async close() {
+      closed = true;
+      wake?.();
+      await iterator.return(undefined);
+    },
+  };
+}

@@ -1,0 +1,93 @@
+/**
+ * Read store port: documents with MongoDB query semantics. Adapters: embedded (mingo, in memory)
+ * and MongoDB (also FerretDB). Only the subset both support is allowed here: no transactions,
+ * no $text, no $lookup/$facet, no change streams.
+ */
+export type Doc = { _id: string } & Record<string, unknown>;
+export type Filter = Record<string, unknown>;
+export type Sort = Record<string, 1 | -1>;
+export type Projection = Record<string, 0 | 1>;
+/** Update operators the projections may use. */
+export type Update = Partial<Record<'$set' | '$unset' | '$inc' | '$push' | '$pull' | '$addToSet' | '$setOnInsert' | '$min' | '$max', Record<string, unknown>>>;
+
+export interface FindOptions {
+  sort?: Sort;
+  limit?: number;
+  skip?: number;
+  projection?: Projection;
+}
+
+export interface PageOptions {
+  /** `_id` is always appended as the final tie-breaker so pages are stable. */
+  sort?: Sort;
+  limit: number;
+  /** Opaque cursor returned as `nextCursor` by the previous page. */
+  cursor?: string | null;
+  projection?: Projection;
+}
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+export interface WriteResult {
+  matched: number;
+  modified: number;
+  upserted: boolean;
+}
+
+export interface IndexSpec {
+  keys: Record<string, 1 | -1>;
+  unique?: boolean;
+  name?: string;
+}
+
+export interface DocumentCollection<T extends Doc = Doc> {
+  readonly name: string;
+  find(filter?: Filter, options?: FindOptions): Promise<T[]>;
+  findOne(filter: Filter, options?: { projection?: Projection; sort?: Sort }): Promise<T | null>;
+  page(filter: Filter, options: PageOptions): Promise<Page<T>>;
+  count(filter?: Filter): Promise<number>;
+  /** Throws DuplicateKeyError on a duplicate `_id` or unique-index value. */
+  insertOne(doc: T): Promise<void>;
+  replaceOne(filter: Filter, doc: T, options?: { upsert?: boolean }): Promise<WriteResult>;
+  updateOne(filter: Filter, update: Update, options?: { upsert?: boolean }): Promise<WriteResult>;
+  updateMany(filter: Filter, update: Update): Promise<WriteResult>;
+  deleteOne(filter: Filter): Promise<number>;
+  deleteMany(filter: Filter): Promise<number>;
+  createIndex(spec: IndexSpec): Promise<void>;
+  /** Removes every document and index; the collection can be used again afterwards. */
+  drop(): Promise<void>;
+}
+
+/** Stored positions of projectors, relays and consumers, by name. */
+export interface CheckpointStore {
+  get(name: string): Promise<number | null>;
+  set(name: string, position: number): Promise<void>;
+  delete(name: string): Promise<void>;
+  list(): Promise<Array<{ name: string; position: number }>>;
+}
+
+export interface ReadStore {
+  readonly adapter: string;
+  collection<T extends Doc = Doc>(name: string): DocumentCollection<T>;
+  listCollections(): Promise<string[]>;
+  readonly checkpoints: CheckpointStore;
+  health(): Promise<{ ok: boolean; detail?: string }>;
+  close(): Promise<void>;
+}
+
+export class DuplicateKeyError extends Error {
+  constructor(readonly collection: string, readonly key: unknown) {
+    super(`duplicate key in ${collection}: ${JSON.stringify(key)}`);
+    this.name = 'DuplicateKeyError';
+  }
+}
+
+export class InvalidCursorError extends Error {
+  constructor() {
+    super('cursor is malformed or does not match this query');
+    this.name = 'InvalidCursorError';
+  }
+}

@@ -1,0 +1,188 @@
+import { EventEmitter } from 'node:events';
+import { categoryOf } from '../domain/shared/events.js';
+import type { Projector } from '../projections/projector.js';
+import type { EventStore, EventSubscription } from './ports/event-store.js';
+import type { Logger } from './ports/logger.js';
+import type { ReadStore } from './ports/read-store.js';
+
+export interface ProjectionStatus {
+  name: string;
+  categories: string[];
+  state: 'running' | 'rebuilding' | 'stopped' | 'failed' | 'remote';
+  position: number;
+  head: number;
+  /** Events of its categories not yet projected (capped at LAG_CAP). */
+  lag: number;
+  lastError: string | null;
+}
+
+const LAG_CAP = 10_000;
+const checkpointKey = (name: string) => `projection:${name}`;
+
+interface Loop {
+  projector: Projector;
+  position: number;
+  state: ProjectionStatus['state'];
+  lastError: string | null;
+  subscription: EventSubscription | null;
+  done: Promise<void> | null;
+  projected: number;
+}
+
+/**
+ * Runs projectors in this process (`local`), or only knows about them (`remote`: the API role of a
+ * split deployment), in which case positions are read from the shared checkpoint store.
+ */
+export class ProjectionRunner {
+  private readonly loops = new Map<string, Loop>();
+  private readonly progress = new EventEmitter();
+
+  constructor(
+    private readonly events: EventStore,
+    private readonly store: ReadStore,
+    projectors: Projector[],
+    private readonly logger: Logger,
+    readonly mode: 'local' | 'remote' = 'local',
+    private readonly stopTimeoutMs = 5_000,
+  ) {
+    this.progress.setMaxListeners(0);
+    for (const projector of projectors) {
+      this.loops.set(projector.name, { projector, position: 0, state: 'stopped', lastError: null, subscription: null, done: null, projected: 0 });
+    }
+  }
+
+  names(): string[] {
+    return [...this.loops.keys()];
+  }
+
+  has(name: string): boolean {
+    return this.loops.has(name);
+  }
+
+  async start(): Promise<void> {
+    if (this.mode === 'remote') {
+      for (const loop of this.loops.values()) loop.state = 'remote';
+      return;
+    }
+    await Promise.all([...this.loops.values()].map((loop) => this.startLoop(loop)));
+  }
+
+  private async startLoop(loop: Loop): Promise<void> {
+    await loop.projector.setup(this.store);
+    loop.position = (await this.store.checkpoints.get(checkpointKey(loop.projector.name))) ?? 0;
+    loop.state = 'running';
+    loop.lastError = null;
+    const subscription = this.events.subscribe({ after: loop.position, categories: loop.projector.categories });
+    loop.subscription = subscription;
+    loop.done = (async () => {
+      try {
+        for await (const event of subscription) {
+          await loop.projector.project(event, this.store);
+          await this.store.checkpoints.set(checkpointKey(loop.projector.name), event.position);
+          loop.position = event.position;
+          loop.projected += 1;
+          this.progress.emit('progress');
+        }
+      } catch (err) {
+        loop.state = 'failed';
+        loop.lastError = (err as Error).message;
+        this.logger.error({ err, projection: loop.projector.name }, 'projection failed');
+        this.progress.emit('progress');
+      }
+    })();
+  }
+
+  private async stopLoop(loop: Loop): Promise<void> {
+    await loop.subscription?.close();
+    // A projector stuck in I/O must not hold shutdown hostage; its checkpoint is simply not advanced.
+    await Promise.race([loop.done, new Promise((resolve) => setTimeout(resolve, this.stopTimeoutMs).unref())]);
+    loop.subscription = null;
+    loop.done = null;
+    if (loop.state !== 'failed') loop.state = 'stopped';
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.loops.values()].map((loop) => this.stopLoop(loop)));
+  }
+
+  private async positionOf(loop: Loop): Promise<number> {
+    if (this.mode === 'local') return loop.position;
+    return (await this.store.checkpoints.get(checkpointKey(loop.projector.name))) ?? 0;
+  }
+
+  /**
+   * Read-your-writes: resolves true once every projector reading `streamId`'s category has
+   * reached `position`, false when `timeoutMs` passed first (the write still stands).
+   */
+  async waitFor(position: number, streamId: string, timeoutMs: number): Promise<boolean> {
+    const category = categoryOf(streamId);
+    const relevant = [...this.loops.values()].filter((l) => l.projector.categories.includes(category));
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const positions = await Promise.all(relevant.map((l) => this.positionOf(l)));
+      if (positions.every((p) => p >= position)) return true;
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) return false;
+      await this.nextProgress(Math.min(remaining, this.mode === 'local' ? remaining : 10));
+    }
+  }
+
+  private nextProgress(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.progress.off('progress', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.progress.on('progress', done);
+    });
+  }
+
+  async status(): Promise<ProjectionStatus[]> {
+    const head = await this.events.headPosition();
+    return Promise.all(
+      [...this.loops.values()].map(async (loop) => {
+        const position = await this.positionOf(loop);
+        const pending = await this.events.readAll({ after: position, categories: loop.projector.categories, maxCount: LAG_CAP });
+        return {
+          name: loop.projector.name,
+          categories: loop.projector.categories,
+          state: loop.state,
+          position,
+          head,
+          lag: pending.length,
+          lastError: loop.lastError,
+        };
+      }),
+    );
+  }
+
+  /** Drops the projector's collections and checkpoint and projects its categories again from the start. */
+  async rebuild(name: string): Promise<{ name: string; events: number; durationMs: number }> {
+    const loop = this.loops.get(name);
+    if (!loop) throw new Error(`unknown projection ${name}`);
+    if (this.mode === 'remote') throw new Error('rebuild runs where the projectors run');
+    const started = performance.now();
+    await this.stopLoop(loop);
+    loop.state = 'rebuilding';
+    for (const collection of loop.projector.collections) await this.store.collection(collection).drop();
+    await this.store.checkpoints.delete(checkpointKey(name));
+    const target = await this.events.headPosition();
+    loop.projected = 0;
+    await this.startLoop(loop);
+    await this.caughtUp(loop, target);
+    this.logger.info({ projection: name, events: loop.projected }, 'projection rebuilt');
+    return { name, events: loop.projected, durationMs: Math.round(performance.now() - started) };
+  }
+
+  /** Until the loop has projected every event of its categories up to `target`. */
+  private async caughtUp(loop: Loop, target: number): Promise<void> {
+    for (;;) {
+      if (loop.state !== 'running') throw new Error(loop.lastError ?? `projection ${loop.projector.name} stopped`);
+      const [next] = await this.events.readAll({ after: loop.position, categories: loop.projector.categories, maxCount: 1 });
+      if (!next || next.position > target) return;
+      await this.nextProgress(100);
+    }
+  }
+}

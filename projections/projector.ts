@@ -1,0 +1,18 @@
+import type { RecordedEvent } from '../domain/shared/events.js';
+import type { ReadStore } from '../infra/ports/read-store.js';
+
+/**
+ * One projector per read model. `project` must be idempotent: on the distributed adapters an event
+ * can be projected twice (checkpoint after write), so write absolute values keyed by ids, or guard
+ * with the event's position.
+ */
+export interface Projector {
+  /** Read model name; also the checkpoint key and the admin route's `{name}`. */
+  name: string;
+  /** Stream categories this projector reads (`probe` reads `probe-…`). */
+  categories: string[];
+  /** Collections it owns; a rebuild drops them. */
+  collections: string[];
+  setup(store: ReadStore): Promise<void>;
+  project(event: RecordedEvent, store: ReadStore): Promise<void>;
+}

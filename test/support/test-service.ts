@@ -1,0 +1,83 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { createApp } from '../../api/app.js';
+import { allRoutes } from '../../api/routes/index.js';
+import { allConsumers } from '../../consumers/index.js';
+import { KafkaBus } from '../../infra/bus/kafka.js';
+import { loadConfig } from '../../infra/config.js';
+import { buildServices, closeServices } from '../../infra/container.js';
+import { createLogger } from '../../infra/logger.js';
+import type { RunningConsumer } from '../../infra/ports/bus.js';
+import type { Services } from '../../infra/services.js';
+
+export type Mode = 'embedded' | 'distributed';
+
+export interface TestService {
+  baseUrl: string;
+  services: Services;
+  stop(): Promise<void>;
+}
+
+/** Which modes this run can test: distributed needs the servers of .ci/servers.sh. */
+export function availableModes(): Mode[] {
+  const distributed = Boolean(process.env.MONGODB_URL && process.env.KAFKA_BROKERS);
+  if (!distributed && process.env.REQUIRE_SERVERS === 'true') {
+    throw new Error('MONGODB_URL and KAFKA_BROKERS are required when REQUIRE_SERVERS=true');
+  }
+  if (!distributed) console.log('SKIP distributed mode: MONGODB_URL and KAFKA_BROKERS are not set');
+  return distributed ? ['embedded', 'distributed'] : ['embedded'];
+}
+
+/** Environment for one isolated service: its own data dir, database and topic prefix. */
+export function isolatedEnv(mode: Mode, extra: Record<string, string> = {}): Record<string, string> {
+  const id = randomBytes(4).toString('hex');
+  const env: Record<string, string> = { DATA_DIR: mkdtempSync(join(tmpdir(), 'flowsvc-')), LOG_LEVEL: 'silent', PORT: '0', ...extra };
+  if (mode === 'distributed') {
+    env.MONGODB_URL = process.env.MONGODB_URL!;
+    env.MONGODB_DB = `test_${id}`;
+    env.KAFKA_BROKERS = process.env.KAFKA_BROKERS!;
+    env.KAFKA_TOPIC_PREFIX = `test-${id}`;
+  }
+  if (process.env.EVENTSTORE_URL && mode === 'distributed') env.EVENTSTORE_URL = process.env.EVENTSTORE_URL;
+  return env;
+}
+
+/** The whole service (API, projections, consumers) in this process, on a random loopback port. */
+export async function startTestService(mode: Mode, extra: Record<string, string> = {}): Promise<TestService> {
+  const env = isolatedEnv(mode, extra);
+  const config = loadConfig(env);
+  const services = await buildServices(config, 'all', createLogger(config.LOG_LEVEL));
+  await services.projections.start();
+  if (services.bus instanceof KafkaBus) services.bus.startRelay();
+  const consumers: RunningConsumer[] = [];
+  for (const consumer of allConsumers(services, 'test-worker')) consumers.push(await services.bus.start(consumer));
+  const server: Server = createServer(createApp(services, allRoutes).callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    baseUrl: `http://127.0.0.1:${port}/api`,
+    services,
+    async stop() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      for (const consumer of consumers) await consumer.stop();
+      await closeServices(services);
+      rmSync(env.DATA_DIR, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function waitUntil<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

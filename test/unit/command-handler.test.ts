@@ -1,0 +1,81 @@
+import { expect } from 'chai';
+import { ConflictError, handleCommand, PreconditionFailedError, type CommandContext } from '../../commands/handle.js';
+import { claimReservation } from '../../commands/reservations.js';
+import { probeDecider } from '../../domain/probes/index.js';
+import { DomainError } from '../../domain/shared/decider.js';
+import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
+import { ConcurrencyError, type EventStore } from '../../infra/ports/event-store.js';
+
+const context = (): CommandContext => ({
+  actorId: 'u1', orgId: 'o1', workspaceId: 'w1', correlationId: 'c1', causationId: null, requestId: 'r1', now: new Date('2026-01-01T00:00:00Z'),
+});
+const create = { type: 'CreateProbe' as const, probeId: 'p', name: 'p', at: '2026-01-01T00:00:00Z' };
+const inc = { type: 'IncrementProbe' as const, by: 1, at: '2026-01-01T00:00:00Z' };
+
+describe('command handler', () => {
+  let store: SqliteEventStore;
+  beforeEach(() => {
+    store = new SqliteEventStore(':memory:');
+  });
+  afterEach(() => store.close());
+
+  it('appends the decided events with the metadata of the command', async () => {
+    const result = await handleCommand(store, { streamId: 'probe-p', decider: probeDecider, command: create, context: context() });
+    expect(result.revision).to.equal(0);
+    const [event] = await store.readStream('probe-p');
+    expect(event.type).to.equal('ProbeCreated');
+    expect(event.metadata).to.deep.equal({
+      actorId: 'u1', orgId: 'o1', workspaceId: 'w1', correlationId: 'c1', causationId: null, requestId: 'r1', occurredAt: '2026-01-01T00:00:00.000Z',
+    });
+  });
+
+  it('serializes concurrent commands on one stream: none is lost', async () => {
+    await handleCommand(store, { streamId: 'probe-p', decider: probeDecider, command: create, context: context() });
+    await Promise.all(Array.from({ length: 20 }, () => handleCommand(store, { streamId: 'probe-p', decider: probeDecider, command: inc, context: context(), maxAttempts: 50 })));
+    const events = await store.readStream('probe-p');
+    expect(events.filter((e) => e.type === 'ProbeIncremented')).to.have.length(20);
+  });
+
+  it('gives up with a 409 ConflictError after the bounded retries', async () => {
+    await handleCommand(store, { streamId: 'probe-p', decider: probeDecider, command: create, context: context() });
+    // A store whose appends always lose the race.
+    const racing: EventStore = Object.create(store);
+    let attempts = 0;
+    racing.append = async (streamId) => {
+      attempts += 1;
+      throw new ConcurrencyError(streamId, 0, 1);
+    };
+    const err = await handleCommand(racing, { streamId: 'probe-p', decider: probeDecider, command: inc, context: context(), maxAttempts: 3 }).catch((e) => e);
+    expect(err).to.be.instanceOf(ConflictError);
+    expect(err.status).to.equal(409);
+    expect(attempts).to.equal(3);
+  });
+
+  it('checks an expected revision from the client without retrying (412)', async () => {
+    await handleCommand(store, { streamId: 'probe-p', decider: probeDecider, command: create, context: context() });
+    await handleCommand(store, { streamId: 'probe-p', decider: probeDecider, command: inc, context: context(), expectedRevision: 0 });
+    const err = await handleCommand(store, { streamId: 'probe-p', decider: probeDecider, command: inc, context: context(), expectedRevision: 0 }).catch((e) => e);
+    expect(err).to.be.instanceOf(PreconditionFailedError);
+    expect(err.status).to.equal(412);
+    expect(await store.readStream('probe-p')).to.have.length(2);
+  });
+
+  it('appends nothing when the decider decides nothing', async () => {
+    await handleCommand(store, { streamId: 'probe-p', decider: probeDecider, command: create, context: context() });
+    const result = await handleCommand(store, { streamId: 'probe-p', decider: probeDecider, command: { ...inc, by: 0 }, context: context() });
+    expect(result.position).to.equal(null);
+    expect(await store.readStream('probe-p')).to.have.length(1);
+  });
+
+  it('keeps a unique key with reservation streams, even under concurrent claims', async () => {
+    const claims = await Promise.allSettled(
+      ['a', 'b', 'c', 'd'].map((owner) => claimReservation(store, context(), 'email', 'x@example.com', owner)),
+    );
+    const won = claims.filter((c) => c.status === 'fulfilled');
+    expect(won).to.have.length(1);
+    for (const c of claims) if (c.status === 'rejected') expect((c.reason as DomainError).code).to.equal('ALREADY_TAKEN');
+    const all = await store.readAll({ maxCount: 100 });
+    expect(all.map((e) => e.streamId).every((s) => s.startsWith('reservation-email.'))).to.equal(true);
+    expect(all.some((e) => JSON.stringify(e).includes('x@example.com')), 'the key never appears in clear').to.equal(false);
+  });
+});

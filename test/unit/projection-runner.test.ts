@@ -1,0 +1,89 @@
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { createProbe, incrementProbe } from '../../commands/probes.js';
+import type { CommandContext } from '../../commands/handle.js';
+import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
+import { createLogger } from '../../infra/logger.js';
+import { ProjectionRunner } from '../../infra/projection-runner.js';
+import { MemoryReadStore } from '../../infra/read-store/memory.js';
+import { probesProjector } from '../../projections/probes.js';
+import type { Projector } from '../../projections/projector.js';
+
+const context = (): CommandContext => ({
+  actorId: null, orgId: null, workspaceId: null, correlationId: 'c', causationId: null, requestId: null, now: new Date(),
+});
+const logger = createLogger('silent');
+
+describe('projection runner', () => {
+  let events: SqliteEventStore;
+  let store: MemoryReadStore;
+  let runner: ProjectionRunner;
+  beforeEach(() => {
+    events = new SqliteEventStore(':memory:');
+    store = new MemoryReadStore();
+  });
+  afterEach(async () => {
+    await runner?.stop();
+    await events.close();
+  });
+
+  it('projects, and waitFor resolves once the projector reached a write', async () => {
+    runner = new ProjectionRunner(events, store, [probesProjector], logger);
+    await runner.start();
+    const id = randomUUID();
+    const { position } = await createProbe(events, context(), id, 'a');
+    expect(await runner.waitFor(position!, `probe-${id}`, 2000)).to.equal(true);
+    expect((await store.collection('probes').findOne({ _id: id }))?.name).to.equal('a');
+  });
+
+  it('waitFor answers false on timeout when the projector is behind', async () => {
+    const stuck: Projector = { ...probesProjector, name: 'stuck', project: () => new Promise(() => {}) };
+    runner = new ProjectionRunner(events, store, [stuck], logger, 'local', 50);
+    await runner.start();
+    const id = randomUUID();
+    const { position } = await createProbe(events, context(), id, 'b');
+    expect(await runner.waitFor(position!, `probe-${id}`, 100)).to.equal(false);
+  });
+
+  it('reports position, head and lag per projection', async () => {
+    const id = randomUUID();
+    await createProbe(events, context(), id, 'c');
+    for (let i = 0; i < 4; i++) await incrementProbe(events, context(), id, 1);
+    runner = new ProjectionRunner(events, store, [probesProjector], logger);
+    const before = await runner.status();
+    expect(before[0]).to.include({ name: 'probes', state: 'stopped', position: 0, lag: 5 });
+    await runner.start();
+    const head = await events.headPosition();
+    await runner.waitFor(head, `probe-${id}`, 2000);
+    const after = await runner.status();
+    expect(after[0]).to.include({ name: 'probes', state: 'running', position: head, head, lag: 0 });
+  });
+
+  it('a rebuild from the log equals the incrementally built read model', async () => {
+    runner = new ProjectionRunner(events, store, [probesProjector], logger);
+    await runner.start();
+    const ids = Array.from({ length: 20 }, () => randomUUID());
+    for (const [i, id] of ids.entries()) {
+      await createProbe(events, context(), id, `probe ${i}`);
+      for (let k = 0; k < i % 4; k++) await incrementProbe(events, context(), id, k + 1);
+    }
+    const head = await events.headPosition();
+    await runner.waitFor(head, `probe-${ids[0]}`, 5000);
+    const incremental = await store.collection('probes').find({}, { sort: { _id: 1 } });
+    const result = await runner.rebuild('probes');
+    expect(result.events).to.equal((await events.readAll({ categories: ['probe'], maxCount: 10_000 })).length);
+    const rebuilt = await store.collection('probes').find({}, { sort: { _id: 1 } });
+    expect(rebuilt).to.deep.equal(incremental);
+    expect(rebuilt).to.have.length(20);
+  });
+
+  it('marks a projection failed with the error instead of skipping the event', async () => {
+    const failing: Projector = { ...probesProjector, name: 'failing', project: async () => { throw new Error('boom'); } };
+    runner = new ProjectionRunner(events, store, [failing], logger);
+    await runner.start();
+    await createProbe(events, context(), randomUUID(), 'd');
+    await new Promise((r) => setTimeout(r, 50));
+    const [status] = await runner.status();
+    expect(status).to.include({ state: 'failed', lastError: 'boom', position: 0 });
+  });
+});
