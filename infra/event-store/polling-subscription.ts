@@ -17,19 +17,25 @@ interface Source {
 export function pollingSubscription(source: Source): EventSubscription {
   let closed = false;
   let wake: (() => void) | null = null;
-  const unregister = source.onAppend(() => wake?.());
+  // Set by every append signal, so one that lands between a read and the sleep is not lost.
+  let signalled = false;
+  const unregister = source.onAppend(() => {
+    signalled = true;
+    wake?.();
+  });
 
   async function* iterate(): AsyncGenerator<RecordedEvent> {
     let after = source.after;
     try {
       while (!closed) {
+        signalled = false;
         const batch = await source.read(after);
         for (const event of batch) {
           if (closed) return;
           after = event.position;
           yield event;
         }
-        if (batch.length > 0 || closed) continue;
+        if (batch.length > 0 || closed || signalled) continue;
         await new Promise<void>((resolve) => {
           const timer = setTimeout(done, source.pollMs);
           function done() {
@@ -50,6 +56,7 @@ export function pollingSubscription(source: Source): EventSubscription {
     [Symbol.asyncIterator]: () => iterator,
     async close() {
       closed = true;
+      unregister(); // the generator's finally never runs if iteration never started
       wake?.();
       await iterator.return(undefined);
     },

@@ -155,7 +155,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   subscribe(options: SubscribeOptions = {}): EventSubscription {
-    return pollingSubscription({
+    const subscription = pollingSubscription({
       after: options.after ?? 0,
       read: (after) => this.readAll({ after, maxCount: 500, categories: options.categories }),
       onAppend: (listener) => {
@@ -165,6 +165,16 @@ export class SqliteEventStore implements EventStore {
       // Another process may write to the same file; poll as a fallback to the in-process signal.
       pollMs: 250,
     });
+    // Closing the store ends its subscriptions instead of leaving them to poll a closed database.
+    const onClosed = () => void subscription.close();
+    this.appended.once('closed', onClosed);
+    return {
+      [Symbol.asyncIterator]: () => subscription[Symbol.asyncIterator](),
+      close: async () => {
+        this.appended.off('closed', onClosed);
+        await subscription.close();
+      },
+    };
   }
 
   async headPosition(): Promise<number> {
@@ -182,6 +192,8 @@ export class SqliteEventStore implements EventStore {
 
   async close(): Promise<void> {
     this.appended.emit('closed');
+    // Let the subscriptions' read loops observe the close before the handle goes away.
+    await new Promise((resolve) => setImmediate(resolve));
     if (this.db.open) this.db.close();
   }
 }

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { startTestService, type TestService } from '../support/test-service.js';
+import { startTestService, waitUntil, type TestService } from '../support/test-service.js';
 import { call } from '../support/http.js';
 
 describe('bad input is refused before any command runs', function () {
@@ -63,10 +63,13 @@ describe('bad input is refused before any command runs', function () {
   it('a stale If-Match → 412 and nothing appended', async () => {
     const created = await call(svc.baseUrl, 'POST', '/probes', { name: `etag ${Date.now()}` });
     const id = created.body.probe.id;
-    const ok = await call(svc.baseUrl, 'POST', `/probes/${id}/increment`, { by: 1 }, { 'If-Match': '"0"' });
+    // The worker acknowledges new probes (one more event); wait for it so the version is stable.
+    await waitUntil('acknowledgement', async () => (await call(svc.baseUrl, 'GET', `/probes/${id}`)).body.probe.acknowledgedBy);
+    const seen = (await call(svc.baseUrl, 'GET', `/probes/${id}`)).headers.get('etag')!;
+    const ok = await call(svc.baseUrl, 'POST', `/probes/${id}/increment`, { by: 1 }, { 'If-Match': seen });
     expect(ok.status).to.equal(200);
-    expect(ok.headers.get('etag')).to.equal('"1"');
-    await expectRefused(412, 'PRECONDITION_FAILED', null, () => call(svc.baseUrl, 'POST', `/probes/${id}/increment`, { by: 1 }, { 'If-Match': '"0"' }));
+    expect(ok.headers.get('etag')).to.equal(`"${Number(seen.replace(/"/g, '')) + 1}"`);
+    await expectRefused(412, 'PRECONDITION_FAILED', null, () => call(svc.baseUrl, 'POST', `/probes/${id}/increment`, { by: 1 }, { 'If-Match': seen }));
   });
 
   it('echoes a client request id and makes one otherwise', async () => {
