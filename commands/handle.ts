@@ -74,6 +74,7 @@ export async function handleCommand<C, S, E extends DomainEvent>(
     const state = fold(decider.evolve, decider.initialState, recorded as unknown as E[]);
     const events = decider.decide(options.command, state);
     if (events.length === 0) return { events, state, revision, position: null };
+    assertEventShapes(decider, events);
     const expected: ExpectedRevision = revision === -1 ? 'no_stream' : revision;
     try {
       const metadata = metadataOf(options.context);
@@ -90,5 +91,15 @@ export async function handleCommand<C, S, E extends DomainEvent>(
       }
       if (attempt >= maxAttempts) throw new ConflictError(streamId);
     }
+  }
+}
+
+/** A decider that produces an event its own schema rejects is a bug: fail loudly, append nothing. */
+function assertEventShapes<E extends DomainEvent>(decider: Decider<unknown, unknown, E>, events: E[]) {
+  for (const event of events) {
+    const schema = decider.eventSchemas[event.type as E['type']];
+    if (!schema) throw new Error(`event ${event.type} has no schema`);
+    const parsed = schema.safeParse(event.data);
+    if (!parsed.success) throw new Error(`event ${event.type} does not match its schema: ${parsed.error.message}`);
   }
 }

@@ -6,6 +6,8 @@ import { SqliteCheckpointStore } from './checkpoints/sqlite.js';
 import type { Config, Role } from './config.js';
 import { EventStoreDbEventStore } from './event-store/eventstoredb.js';
 import { SqliteEventStore } from './event-store/sqlite.js';
+import { UpcastingEventStore } from './event-store/upcasting.js';
+import { allUpcasters } from '../domain/upcasters.js';
 import type { Bus } from './ports/bus.js';
 import type { EventStore } from './ports/event-store.js';
 import type { Logger } from './ports/logger.js';
@@ -21,9 +23,10 @@ import { allProjectors } from '../projections/index.js';
  * embedded one otherwise. Business code never sees which.
  */
 export async function buildServices(config: Config, role: Role, logger: Logger): Promise<Services> {
-  const eventStore: EventStore = config.EVENTSTORE_URL
+  const rawEventStore = config.EVENTSTORE_URL
     ? new EventStoreDbEventStore(config.EVENTSTORE_URL)
     : new SqliteEventStore(join(config.DATA_DIR, 'events.db'));
+  const eventStore: EventStore = new UpcastingEventStore(rawEventStore, allUpcasters);
 
   const readStore: ReadStore = config.MONGODB_URL
     ? await MongoReadStore.connect(config.MONGODB_URL, config.MONGODB_DB)
@@ -33,7 +36,7 @@ export async function buildServices(config: Config, role: Role, logger: Logger):
   const checkpoints: CheckpointStore = config.MONGODB_URL
     ? readStore.checkpoints
     : new SqliteCheckpointStore(
-        eventStore instanceof SqliteEventStore ? eventStore.db : new SqliteEventStore(join(config.DATA_DIR, 'state.db')).db,
+        rawEventStore instanceof SqliteEventStore ? rawEventStore.db : new SqliteEventStore(join(config.DATA_DIR, 'state.db')).db,
       );
 
   const bus: Bus = config.KAFKA_BROKERS

@@ -34,6 +34,7 @@ export interface ProbeState {
 
 export const probeDecider: Decider<ProbeCommand, ProbeState, ProbeEvent> = {
   initialState: { exists: false, name: null, value: 0, acknowledged: false },
+  eventSchemas: probeEventSchemas,
   evolve(state, event) {
     switch (event.type) {
       case 'ProbeCreated':

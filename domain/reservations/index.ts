@@ -1,4 +1,7 @@
+import { z } from 'zod';
 import { DomainError, type Decider } from '../shared/decider.js';
+
+const reservationData = z.object({ key: z.string(), ownerId: z.string() });
 
 /**
  * Cross-aggregate uniqueness (one account per email, one name per collection): a reservation
@@ -18,6 +21,7 @@ export interface ReservationState {
 
 export const reservationDecider: Decider<ReservationCommand, ReservationState, ReservationEvent> = {
   initialState: { ownerId: null },
+  eventSchemas: { ReservationClaimed: reservationData, ReservationReleased: reservationData },
   evolve(state, event) {
     switch (event.type) {
       case 'ReservationClaimed':

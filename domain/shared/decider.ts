@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { DomainEvent } from './events.js';
 
 /**
@@ -8,6 +9,8 @@ export interface Decider<Command, State, Event extends DomainEvent> {
   initialState: State;
   evolve(state: State, event: Event): State;
   decide(command: Command, state: State): Event[];
+  /** The zod schema of each event type's data; the command handler checks every event before appending. */
+  eventSchemas: Record<Event['type'], z.ZodType>;
 }
 
 /** A rejection the caller can act on; `code` is stable and machine-readable. */

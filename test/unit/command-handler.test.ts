@@ -67,6 +67,13 @@ describe('command handler', () => {
     expect(await store.readStream('probe-p')).to.have.length(1);
   });
 
+  it('refuses to append an event that does not match its schema', async () => {
+    const sloppy = { ...probeDecider, decide: () => [{ type: 'ProbeCreated' as const, data: { probeId: 'p', name: '', createdAt: 'x' } }] };
+    const err = await handleCommand(store, { streamId: 'probe-p', decider: sloppy, command: create, context: context() }).catch((e) => e);
+    expect(err.message).to.match(/ProbeCreated does not match its schema/);
+    expect(await store.readStream('probe-p')).to.have.length(0);
+  });
+
   it('keeps a unique key with reservation streams, even under concurrent claims', async () => {
     const claims = await Promise.allSettled(
       ['a', 'b', 'c', 'd'].map((owner) => claimReservation(store, context(), 'email', 'x@example.com', owner)),
