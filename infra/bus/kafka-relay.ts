@@ -1,0 +1,222 @@
+import { Partitioners, type Admin, type Kafka, type Message, type Producer } from 'kafkajs';
+import { categoryOf, type RecordedEvent } from '../../domain/shared/events.js';
+import type { EventStore, EventSubscription } from '../ports/event-store.js';
+import type { Logger } from '../ports/logger.js';
+import type { CheckpointStore } from '../ports/read-store.js';
+import { encodeEvent, ensureTopics, topicFor, DEFAULT_TOPIC_PREFIX, type TopicSettings } from './kafka-topics.js';
+import { backoffDelay, sleep } from './retry-handler.js';
+
+export interface KafkaRelayOptions {
+  kafka: Kafka;
+  eventStore: EventStore;
+  checkpoints: CheckpointStore;
+  logger: Logger;
+  topicPrefix?: string;
+  topics?: TopicSettings;
+  checkpointKey?: string;
+  /** Upper bounds of one send; bytes stay well under the broker's default message.max.bytes (1 MiB). */
+  maxBatchEvents?: number;
+  maxBatchBytes?: number;
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+  /** How long stop() lets an in-flight send finish before cutting the connection. */
+  stopGraceMs?: number;
+}
+
+export interface RelayStatus {
+  running: boolean;
+  connected: boolean;
+  /** Position of the last event the broker acknowledged (and the stored checkpoint). */
+  position: number;
+  lastError: string | null;
+  lastErrorAt: string | null;
+  /** Consecutive failed attempts; 0 once a send succeeds again. */
+  failures: number;
+}
+
+interface Outgoing {
+  event: RecordedEvent;
+  topic: string;
+  message: Message;
+}
+
+const NOT_READY = Symbol('not-ready');
+const nextMacrotask = () => new Promise<typeof NOT_READY>((resolve) => setImmediate(() => resolve(NOT_READY)));
+
+/**
+ * Publishes the event store's whole log to Kafka, in log order, after a durable checkpoint.
+ *
+ * The checkpoint is stored only after the broker acknowledged (acks=-1), so a crash or an
+ * outage re-publishes from the last acknowledged event: nothing is skipped, some events may be
+ * published twice (a retried send under a new producer id is not de-duplicated by the broker).
+ * On any failure the producer is dropped and rebuilt after a capped, jittered backoff, forever:
+ * an unreachable Kafka delays publication but never stops the process. Run it in one process
+ * only (the composition root decides which): two relays would publish everything twice.
+ */
+export class KafkaRelay {
+  private readonly log: Logger;
+  private readonly key: string;
+  private readonly prefix: string;
+  private abort = new AbortController();
+  private loopDone: Promise<void> | null = null;
+  private producer: Producer | null = null;
+  private admin: Admin | null = null;
+  private subscription: EventSubscription | null = null;
+  private state: RelayStatus = { running: false, connected: false, position: 0, lastError: null, lastErrorAt: null, failures: 0 };
+
+  constructor(private readonly options: KafkaRelayOptions) {
+    this.log = options.logger.child({ component: 'kafka-relay' });
+    this.key = options.checkpointKey ?? 'relay:kafka';
+    this.prefix = options.topicPrefix ?? DEFAULT_TOPIC_PREFIX;
+  }
+
+  /** Returns at once; connecting and publishing happen in the background. */
+  start(): void {
+    if (this.loopDone) return;
+    this.abort = new AbortController();
+    this.state.running = true;
+    this.loopDone = this.loop().finally(() => {
+      this.state.running = false;
+      this.state.connected = false;
+    });
+  }
+
+  status(): RelayStatus {
+    return { ...this.state };
+  }
+
+  /**
+   * Lets an in-flight send finish and its checkpoint be stored, then disconnects. A send stuck
+   * in kafkajs' own retries (broker down) is cut after the grace period; it is re-sent on the
+   * next start, since its checkpoint was never stored.
+   */
+  async stop(): Promise<void> {
+    const done = this.loopDone;
+    if (!done) return;
+    this.abort.abort();
+    await this.subscription?.close();
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.options.stopGraceMs ?? 5_000)));
+    await Promise.race([done, grace]);
+    clearTimeout(timer);
+    await this.disconnect();
+    await done;
+    this.loopDone = null;
+  }
+
+  private async loop(): Promise<void> {
+    const signal = this.abort.signal;
+    let initialised = false;
+    while (!signal.aborted) {
+      try {
+        if (!initialised) {
+          this.state.position = (await this.options.checkpoints.get(this.key)) ?? 0;
+          initialised = true;
+        }
+        await this.connect();
+        this.state.connected = true;
+        await this.pump(signal);
+        if (!signal.aborted) throw new Error('event store subscription ended unexpectedly');
+      } catch (err) {
+        if (signal.aborted) break;
+        const failures = ++this.state.failures;
+        this.state.connected = false;
+        this.state.lastError = err instanceof Error ? err.message : String(err);
+        this.state.lastErrorAt = new Date().toISOString();
+        const delay = backoffDelay(failures, this.options.retryBaseMs ?? 250, this.options.retryMaxMs ?? 30_000);
+        this.log.warn({ attempt: failures, retryInMs: delay, position: this.state.position, error: this.state.lastError }, 'kafka relay: publishing failed; retrying');
+        // A fresh producer (new producer id, fresh sequence numbers) is the reliable way back.
+        await this.disconnect();
+        await sleep(delay, signal);
+      }
+    }
+    await this.disconnect();
+  }
+
+  private async connect(): Promise<void> {
+    const { kafka } = this.options;
+    this.admin = kafka.admin();
+    // Idempotence is what keeps kafkajs' internal retries from duplicating or reordering a
+    // batch; kafkajs only keeps order with it when a single request is in flight.
+    this.producer = kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
+    await this.admin.connect();
+    await this.producer.connect();
+  }
+
+  private async disconnect(): Promise<void> {
+    const { producer, admin } = this;
+    this.producer = null;
+    this.admin = null;
+    await Promise.all([producer?.disconnect(), admin?.disconnect()].map((p) => p?.catch(() => undefined)));
+  }
+
+  /** Reads the log from the checkpoint and publishes it; returns only when stopping. */
+  private async pump(signal: AbortSignal): Promise<void> {
+    const maxEvents = this.options.maxBatchEvents ?? 500;
+    const maxBytes = this.options.maxBatchBytes ?? 512 * 1024;
+    const subscription = this.options.eventStore.subscribe({ after: this.state.position });
+    this.subscription = subscription;
+    if (signal.aborted) await subscription.close();
+    const iterator = subscription[Symbol.asyncIterator]();
+    let pending: Promise<IteratorResult<RecordedEvent>> | null = null;
+    try {
+      for (let ended = false; !ended; ) {
+        const first = await (pending ?? iterator.next());
+        pending = null;
+        if (first.done) return;
+        const batch = [this.outgoing(first.value)];
+        let bytes = size(batch[0]);
+        // Take whatever the subscription already has buffered (it resolves within microtasks);
+        // stop at the first event that is not ready yet instead of waiting for it.
+        while (batch.length < maxEvents && bytes < maxBytes) {
+          pending = iterator.next();
+          const next = await Promise.race([pending, nextMacrotask()]);
+          if (next === NOT_READY) break;
+          pending = null;
+          if (next.done) {
+            ended = true;
+            break;
+          }
+          batch.push(this.outgoing(next.value));
+          bytes += size(batch[batch.length - 1]);
+        }
+        await this.publish(batch);
+      }
+    } finally {
+      await subscription.close();
+      if (this.subscription === subscription) this.subscription = null;
+    }
+  }
+
+  private outgoing(event: RecordedEvent): Outgoing {
+    return { event, topic: topicFor(this.prefix, categoryOf(event.streamId)), message: encodeEvent(event) };
+  }
+
+  private async publish(batch: Outgoing[]): Promise<void> {
+    const { producer, admin } = this;
+    if (!producer || !admin) throw new Error('kafka relay: not connected');
+    // Map keeps first-seen order; messages of one stream share a topic and a partition, so
+    // their relative order inside the request is their log order.
+    const byTopic = new Map<string, Message[]>();
+    for (const { topic, message } of batch) {
+      let messages = byTopic.get(topic);
+      if (!messages) byTopic.set(topic, (messages = []));
+      messages.push(message);
+    }
+    await ensureTopics(admin, [...byTopic.keys()], this.options.topics);
+    await producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+    const position = batch[batch.length - 1].event.position;
+    await this.options.checkpoints.set(this.key, position);
+    this.state.position = position;
+    this.state.failures = 0;
+  }
+}
+
+function size({ message }: Outgoing): number {
+  return String(message.value ?? '').length + 256;
+}

@@ -1,0 +1,78 @@
+import type { RecordedEvent } from '../../domain/shared/events.js';
+import type { Consumer } from '../ports/bus.js';
+import type { Logger } from '../ports/logger.js';
+
+/**
+ * Handler failure policy shared by every bus adapter.
+ *
+ * A handler that throws is retried with exponential backoff, up to `maxAttempts` calls in all.
+ * After the last failure the event is dead-lettered: logged at error level with
+ * `deadLetter: true` (consumer, event id, type, stream, position, error) and skipped, so one
+ * poisoned event cannot block its consumer (and every stream behind it) forever. There is no
+ * dead-letter store: the event stays in the log, and an operator replays it by resetting the
+ * consumer's checkpoint or by re-issuing the command once the cause is fixed.
+ */
+export interface RetryPolicy {
+  /** Total handler calls for one event, the first included. */
+  maxAttempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 5, baseDelayMs: 200, maxDelayMs: 5_000 };
+
+export function retryPolicy(overrides: Partial<RetryPolicy> = {}): RetryPolicy {
+  const policy = { ...DEFAULT_RETRY_POLICY, ...overrides };
+  if (!(policy.maxAttempts >= 1)) throw new Error('retry policy: maxAttempts must be at least 1');
+  return policy;
+}
+
+/** `aborted`: the bus is stopping; the event was not handled and must not be checkpointed. */
+export type HandleOutcome = 'handled' | 'dead-lettered' | 'aborted';
+
+export async function handleWithRetry(
+  consumer: Consumer,
+  event: RecordedEvent,
+  policy: RetryPolicy,
+  logger: Logger,
+  signal?: AbortSignal,
+): Promise<HandleOutcome> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await consumer.handle(event);
+      return 'handled';
+    } catch (err) {
+      const where = { consumer: consumer.name, eventId: event.id, type: event.type, streamId: event.streamId, position: event.position };
+      const error = err instanceof Error ? err.message : String(err);
+      if (attempt >= policy.maxAttempts) {
+        logger.error({ ...where, attempts: attempt, error, deadLetter: true }, 'handler failed on every attempt; event dead-lettered and skipped');
+        return 'dead-lettered';
+      }
+      const delay = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
+      logger.warn({ ...where, attempt, retryInMs: delay, error }, 'handler failed; retrying');
+      if (!(await sleep(delay, signal))) return 'aborted';
+    }
+  }
+}
+
+/** Resolves true after `ms`, or false as soon as `signal` aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
+  if (signal?.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, ms);
+    function onAbort() {
+      clearTimeout(timer);
+      resolve(false);
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Exponential backoff, capped, with jitter in [delay/2, delay] so restarted processes do not reconnect in lockstep. */
+export function backoffDelay(attempt: number, baseMs: number, maxMs: number): number {
+  const delay = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
+  return Math.round(delay / 2 + Math.random() * (delay / 2));
+}
