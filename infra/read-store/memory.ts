@@ -1,0 +1,352 @@
+/**
+ * Embedded read store: documents in Maps, MongoDB query semantics from mingo (scripting off),
+ * update operators from ./update-operators.ts, pagination from ./cursor.ts (shared with MongoDB).
+ * Hot paths skip mingo: `_id` equality / `$in` are Map lookups, flat scalar-equality filters are a
+ * plain loop, and unique indexes are Maps from encoded key to `_id`. Stored documents are private
+ * copies: everything goes in and comes out through deepCopy.
+ */
+import { Query } from 'mingo';
+import { compare, isEqual, resolve } from 'mingo/util';
+import type {
+  CheckpointStore, Doc, DocumentCollection, Filter, FindOptions, IndexSpec, Page, PageOptions,
+  Projection, ReadStore, Sort, Update, WriteResult,
+} from '../ports/read-store.js';
+import { DuplicateKeyError } from '../ports/read-store.js';
+import { planPage, withIdTieBreaker } from './cursor.js';
+import { assertAllowedOperators, assertFindWindow, assertNoNestedArrays, assertPosition } from './guards.js';
+import { UpdateError, applyUpdate, deepCopy, isPlainObject, newId, seedFromFilter, validateUpdate } from './update-operators.js';
+
+type Obj = Record<string, unknown>;
+const MINGO = { scriptEnabled: false };
+const NOTHING: WriteResult = { matched: 0, modified: 0, upserted: false };
+
+// ---------------------------------------------------------------- filters and sorting
+
+/** A compiled filter. A plain object, not closures: under tsx every closure created on a hot path
+ * also pays for esbuild's keepNames helper. */
+interface Matcher {
+  /** Candidate ids when the filter pins `_id`; otherwise every document is a candidate. */
+  ids?: string[];
+  /** Set when the filter is flat scalar equality, which needs no mingo. */
+  scalarKeys?: string[];
+  filter: Filter;
+  query?: Query;
+}
+
+const isScalar = (v: unknown) => typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && !Number.isNaN(v));
+
+function idCandidates(v: unknown): string[] | undefined {
+  if (typeof v === 'string') return [v];
+  if (!isPlainObject(v) || Object.keys(v).length !== 1) return undefined;
+  if (typeof v.$eq === 'string') return [v.$eq];
+  const list = v.$in;
+  return Array.isArray(list) && list.every((x) => typeof x === 'string') ? [...new Set(list as string[])] : undefined;
+}
+
+function compileFilter(filter: Filter): Matcher {
+  assertAllowedOperators(filter);
+  const keys = Object.keys(filter);
+  const ids = idCandidates(filter._id);
+  if (keys.every((k) => !k.startsWith('$') && !k.includes('.') && isScalar(filter[k]))) return { ids, scalarKeys: keys, filter };
+  return { ids, filter, query: new Query(filter, MINGO) };
+}
+
+/** {field: scalar} matches an equal value or an array containing it. */
+function matches(m: Matcher, doc: Obj): boolean {
+  if (m.query) return m.query.test(doc);
+  const keys = m.scalarKeys!;
+  for (let i = 0; i < keys.length; i++) {
+    const v = doc[keys[i]];
+    const want = m.filter[keys[i]];
+    if (v !== want && !(Array.isArray(v) && v.includes(want))) return false;
+  }
+  return true;
+}
+
+/** MongoDB sorts an array by its smallest element ascending and its largest descending, an empty
+ * array below null, and missing equal to null (mingo alone uses the array itself and puts missing
+ * first). mingo's compare ranks undefined below null, which gives the empty array its place. */
+function sortValue(doc: Obj, path: string, dir: 1 | -1): unknown {
+  const v = path.includes('.') ? resolve(doc, path) : doc[path];
+  if (!Array.isArray(v)) return v ?? null;
+  if (!v.length) return undefined;
+  return v.reduce((best, x) => (dir * compare(x, best) < 0 ? x : best));
+}
+
+function sortRows<T extends Obj>(rows: T[], sort: Sort): T[] {
+  const keys = Object.entries(sort);
+  const decorated = rows.map((row) => ({ row, vals: keys.map(([k, d]) => sortValue(row, k, d)) }));
+  decorated.sort((a, b) => {
+    for (let i = 0; i < keys.length; i++) {
+      const c = compare(a.vals[i], b.vals[i]);
+      if (c) return c * keys[i][1];
+    }
+    return 0;
+  });
+  return decorated.map((d) => d.row);
+}
+
+function project<T>(rows: Obj[], projection?: Projection): T[] {
+  if (!projection || !Object.keys(projection).length) return rows.map((r) => deepCopy(r) as T);
+  assertAllowedOperators(projection);
+  return new Query({}, MINGO).find(rows, projection).all().map((r) => deepCopy(r) as T);
+}
+
+// ---------------------------------------------------------------- unique indexes
+
+/** Stable text for a BSON-ish value: 1 and 1.0 agree (JS has one number type), a Date is not its ISO string. */
+function encode(v: unknown): string {
+  if (v === undefined || v === null) return 'n';
+  if (v instanceof Date) return `t${v.getTime()}`;
+  if (Array.isArray(v)) return `[${v.map(encode).join(',')}]`;
+  if (typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}:${encode(x)}`).join(',')}}`;
+  if (typeof v === 'number') return `d${Object.is(v, -0) ? 0 : v}`;
+  return `${(typeof v)[0]}${JSON.stringify(v)}`;
+}
+
+class UniqueIndex {
+  /** encoded key -> owning _id */
+  readonly owners = new Map<string, string>();
+  constructor(readonly name: string, readonly fields: string[]) {}
+
+  /** Like MongoDB: missing is null, and an array is indexed by each of its elements (multikey).
+   * FerretDB v1.24 differs on both (several missing/null values pass; an array is one whole value),
+   * so keep unique-indexed fields present, non-null and scalar. */
+  keysOf(doc: Obj): string[] {
+    if (this.fields.length === 1) return this.partsOf(doc, this.fields[0]);
+    let combos: string[] = [''];
+    for (const field of this.fields) {
+      const parts = this.partsOf(doc, field);
+      combos = combos.flatMap((c) => parts.map((p) => `${c}|${p}`));
+    }
+    return combos;
+  }
+
+  /** The `_id` of a document other than `self` holding one of `keys`, if any. */
+  ownerOf(keys: string[], self: unknown): string | undefined {
+    for (const key of keys) {
+      const owner = this.owners.get(key);
+      if (owner !== undefined && owner !== self) return owner;
+    }
+    return undefined;
+  }
+
+  private partsOf(doc: Obj, field: string): string[] {
+    const v = field.includes('.') ? resolve(doc, field) : doc[field];
+    if (!Array.isArray(v)) return [encode(v)];
+    return v.length ? [...new Set(v.map(encode))] : ['[]'];
+  }
+}
+
+// ---------------------------------------------------------------- collection
+
+class MemoryCollection<T extends Doc> implements DocumentCollection<T> {
+  private docs = new Map<string, Obj>();
+  private indexes = new Map<string, IndexSpec>();
+  private uniques: UniqueIndex[] = [];
+  /** MongoDB lists a collection once something created it (insert, upsert, index), until drop. */
+  exists = false;
+
+  constructor(readonly name: string) {}
+
+  async find(filter: Filter = {}, options: FindOptions = {}): Promise<T[]> {
+    assertFindWindow(options);
+    let rows = this.select(filter);
+    // `_id` breaks ties, so equal sort keys come back in the same order from every adapter.
+    if (options.sort && Object.keys(options.sort).length) rows = sortRows(rows, withIdTieBreaker(options.sort));
+    const skip = options.skip ?? 0;
+    rows = rows.slice(skip, options.limit ? skip + options.limit : undefined);
+    return project<T>(rows, options.projection);
+  }
+
+  async findOne(filter: Filter, options: { projection?: Projection; sort?: Sort } = {}): Promise<T | null> {
+    return (await this.find(filter, { ...options, limit: 1 }))[0] ?? null;
+  }
+
+  async page(filter: Filter, options: PageOptions): Promise<Page<T>> {
+    const plan = planPage(filter, options);
+    return plan.finish(await this.find(plan.filter, { sort: plan.sort, limit: plan.fetchLimit, projection: plan.projection }));
+  }
+
+  async count(filter: Filter = {}): Promise<number> {
+    return Object.keys(filter).length ? this.select(filter).length : this.docs.size;
+  }
+
+  async insertOne(doc: T): Promise<void> {
+    if (typeof doc?._id !== 'string') throw new TypeError('document _id must be a string');
+    assertNoNestedArrays(doc);
+    if (this.docs.has(doc._id)) throw new DuplicateKeyError(this.name, { _id: doc._id });
+    this.commit(undefined, deepCopy(doc) as Obj);
+  }
+
+  async replaceOne(filter: Filter, doc: T, options: { upsert?: boolean } = {}): Promise<WriteResult> {
+    if (Object.keys(doc).some((k) => k.startsWith('$'))) throw new UpdateError('replacement document must not contain update operators');
+    assertNoNestedArrays(doc);
+    const [target] = this.select(filter, 1);
+    // A replacement upsert takes only `_id` from the filter, never its other fields (as MongoDB).
+    if (!target) return options.upsert ? this.upsert({ ...deepCopy(doc), _id: doc._id ?? seedFromFilter(filter)._id }) : NOTHING;
+    if (doc._id !== undefined && doc._id !== target._id) {
+      throw new UpdateError("the replacement would change the immutable field '_id'", 'IMMUTABLE_FIELD');
+    }
+    const next = { ...deepCopy(doc), _id: target._id } as Obj;
+    const same = isEqual(target, next);
+    if (!same) this.commit(target, next);
+    return { matched: 1, modified: same ? 0 : 1, upserted: false };
+  }
+
+  async updateOne(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<WriteResult> {
+    this.checkUpdate(update);
+    const [target] = this.select(filter, 1);
+    if (target) return { matched: 1, modified: this.modify(target, update) ? 1 : 0, upserted: false };
+    if (!options.upsert) return NOTHING;
+    const doc = seedFromFilter(filter);
+    applyUpdate(doc, update, true);
+    return this.upsert(doc);
+  }
+
+  async updateMany(filter: Filter, update: Update): Promise<WriteResult> {
+    this.checkUpdate(update);
+    const targets = this.select(filter);
+    let modified = 0;
+    for (const target of targets) if (this.modify(target, update)) modified++;
+    return { matched: targets.length, modified, upserted: false };
+  }
+
+  async deleteOne(filter: Filter): Promise<number> {
+    const [target] = this.select(filter, 1);
+    if (target) this.remove(target);
+    return target ? 1 : 0;
+  }
+
+  async deleteMany(filter: Filter): Promise<number> {
+    const targets = this.select(filter);
+    targets.forEach((t) => this.remove(t));
+    return targets.length;
+  }
+
+  async createIndex(spec: IndexSpec): Promise<void> {
+    const fields = Object.keys(spec.keys);
+    const name = spec.name ?? Object.entries(spec.keys).map(([k, d]) => `${k}_${d}`).join('_');
+    const same = [...this.indexes.entries()].find(([n, s]) => n === name || JSON.stringify(s.keys) === JSON.stringify(spec.keys));
+    if (same) {
+      if (same[0] === name && JSON.stringify(same[1].keys) === JSON.stringify(spec.keys) && !!same[1].unique === !!spec.unique) return;
+      throw new Error(`index ${name} conflicts with existing index ${same[0]}`);
+    }
+    if (spec.unique) this.uniques.push(this.buildUnique(name, fields));
+    this.indexes.set(name, { ...spec, name });
+    this.exists = true;
+  }
+
+  async drop(): Promise<void> {
+    this.docs.clear();
+    this.indexes.clear();
+    this.uniques = [];
+    this.exists = false;
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  /** Stored documents (not copies) matching `filter`, in insertion order, at most `max`. */
+  private select(filter: Filter, max = Infinity): Obj[] {
+    const m = compileFilter(filter);
+    const source = m.ids ? m.ids.map((id) => this.docs.get(id)).filter((d): d is Obj => !!d) : this.docs.values();
+    const out: Obj[] = [];
+    for (const doc of source) {
+      if (!matches(m, doc)) continue;
+      out.push(doc);
+      if (out.length >= max) break;
+    }
+    return out;
+  }
+
+  private checkUpdate(update: Update): void {
+    assertAllowedOperators(update);
+    validateUpdate(update);
+  }
+
+  /** Updates a copy, so a failed operator or a unique violation leaves the stored doc untouched. */
+  private modify(target: Obj, update: Update): boolean {
+    const next = deepCopy(target);
+    if (!applyUpdate(next, update)) return false;
+    this.commit(target, next);
+    return true;
+  }
+
+  private upsert(doc: Obj): WriteResult {
+    const { _id, ...rest } = doc;
+    const withId = { _id: _id === undefined ? newId() : _id, ...rest };
+    if (typeof withId._id !== 'string') throw new TypeError('document _id must be a string');
+    if (this.docs.has(withId._id)) throw new DuplicateKeyError(this.name, { _id: withId._id });
+    this.commit(undefined, withId);
+    return { matched: 0, modified: 0, upserted: true };
+  }
+
+  /** The single place stored state changes: unique checks first, then index maps and docs. */
+  private commit(old: Obj | undefined, next: Obj): void {
+    const id = next._id as string;
+    const keys = this.uniques.map((idx) => idx.keysOf(next));
+    for (let i = 0; i < keys.length; i++) {
+      const owner = this.uniques[i].ownerOf(keys[i], id);
+      if (owner === undefined) continue;
+      const { fields } = this.uniques[i];
+      throw new DuplicateKeyError(this.name, Object.fromEntries(fields.map((f) => [f, resolve(next, f) ?? null])));
+    }
+    for (let i = 0; i < keys.length; i++) {
+      const owners = this.uniques[i].owners;
+      if (old) for (const key of this.uniques[i].keysOf(old)) owners.delete(key);
+      for (const key of keys[i]) owners.set(key, id);
+    }
+    this.docs.set(id, next);
+    this.exists = true;
+  }
+
+  private remove(doc: Obj): void {
+    for (const idx of this.uniques) for (const key of idx.keysOf(doc)) idx.owners.delete(key);
+    this.docs.delete(doc._id as string);
+  }
+
+  private buildUnique(name: string, fields: string[]): UniqueIndex {
+    const idx = new UniqueIndex(name, fields);
+    for (const doc of this.docs.values()) {
+      const keys = idx.keysOf(doc);
+      if (idx.ownerOf(keys, doc._id) !== undefined) throw new DuplicateKeyError(this.name, { index: name, _id: doc._id });
+      for (const key of keys) idx.owners.set(key, doc._id as string);
+    }
+    return idx;
+  }
+}
+
+// ---------------------------------------------------------------- store
+
+class MemoryCheckpoints implements CheckpointStore {
+  private positions = new Map<string, number>();
+  async get(name: string) { return this.positions.get(name) ?? null; }
+  async set(name: string, position: number) { assertPosition(position); this.positions.set(name, position); }
+  async delete(name: string) { this.positions.delete(name); }
+  async list() {
+    // Code-point order, like MongoDB sorting string _ids (localeCompare would not be).
+    return [...this.positions].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, position]) => ({ name, position }));
+  }
+}
+
+export class MemoryReadStore implements ReadStore {
+  readonly adapter = 'memory';
+  readonly checkpoints: CheckpointStore = new MemoryCheckpoints();
+  private collections = new Map<string, MemoryCollection<Doc>>();
+
+  collection<T extends Doc = Doc>(name: string): DocumentCollection<T> {
+    let c = this.collections.get(name);
+    if (!c) this.collections.set(name, (c = new MemoryCollection<Doc>(name)));
+    return c as unknown as DocumentCollection<T>;
+  }
+
+  async listCollections(): Promise<string[]> {
+    return [...this.collections.values()].filter((c) => c.exists).map((c) => c.name).sort();
+  }
+
+  async health() {
+    return { ok: true };
+  }
+
+  async close(): Promise<void> {}
+}

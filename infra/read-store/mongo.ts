@@ -1,0 +1,229 @@
+/**
+ * MongoDB read store (official driver v6). Also runs on FerretDB v1.24, so it uses only what both
+ * have: single-document writes, plain find/count/index commands; no transactions, sessions, change
+ * streams, `$text`, `$lookup`, `$facet`, collation or `arrayFilters`. Input goes through the same
+ * guards and pagination as the embedded store (./guards.ts, ./cursor.ts) so both behave alike.
+ */
+import { MongoClient, MongoServerError } from 'mongodb';
+import type { Collection, Db, Document, UpdateFilter } from 'mongodb';
+import type {
+  CheckpointStore, Doc, DocumentCollection, Filter, FindOptions, IndexSpec, Page, PageOptions,
+  Projection, ReadStore, Sort, Update, WriteResult,
+} from '../ports/read-store.js';
+import { DuplicateKeyError } from '../ports/read-store.js';
+import { planPage, withIdTieBreaker } from './cursor.js';
+import { assertAllowedOperators, assertFindWindow, assertNoNestedArrays, assertPosition } from './guards.js';
+import { UpdateError, newId, seedFromFilter, validateUpdate } from './update-operators.js';
+
+/** Holds projector/consumer positions; never listed as a user collection. */
+const CHECKPOINTS = '_checkpoints';
+const NAMESPACE_NOT_FOUND = 26;
+const IMMUTABLE_FIELD = 66;
+
+export interface MongoReadStoreOptions {
+  /** Prepended to every collection name, so several deployments or test runs can share a database. */
+  prefix?: string;
+}
+
+/**
+ * E11000, except that FerretDB v1.24 reports a unique violation by an update, a replacement or an
+ * index build as InternalError (code 1) carrying SQLite's "UNIQUE constraint failed" message.
+ */
+function isDuplicateKey(err: unknown): err is MongoServerError {
+  if (!(err instanceof MongoServerError)) return false;
+  const writeErrors = (err as { writeErrors?: Array<{ code?: number }> }).writeErrors ?? [];
+  if (err.code === 11000 || writeErrors.some((w) => w.code === 11000)) return true;
+  return err.code === 1 && /UNIQUE constraint failed/.test(err.message);
+}
+
+/** Maps server errors onto the port's errors, so callers never depend on driver error classes. */
+async function translating<R>(collection: string, op: () => Promise<R>): Promise<R> {
+  try {
+    return await op();
+  } catch (err) {
+    // FerretDB fills in neither keyValue nor keyPattern: fall back to the server's message.
+    if (isDuplicateKey(err)) throw new DuplicateKeyError(collection, err.keyValue ?? err.errmsg ?? err.message);
+    if (err instanceof MongoServerError && err.code === IMMUTABLE_FIELD) throw new UpdateError(err.message, 'IMMUTABLE_FIELD');
+    throw err;
+  }
+}
+
+const toResult = (r: { matchedCount: number; modifiedCount: number; upsertedCount?: number }): WriteResult => ({
+  matched: r.matchedCount,
+  modified: r.modifiedCount,
+  upserted: (r.upsertedCount ?? 0) > 0,
+});
+
+/** `_id` breaks ties (server order for equal keys is unspecified), as in the embedded store. */
+const tieBroken = (sort?: Sort) => (sort && Object.keys(sort).length ? withIdTieBreaker(sort) : undefined);
+
+function checkRead(filter: Filter, projection?: Projection): void {
+  assertAllowedOperators(filter);
+  assertAllowedOperators(projection);
+}
+
+/**
+ * An upsert whose filter does not pin `_id` would get an ObjectId from the server; the port's
+ * documents have string ids, so supply one the way the embedded store does.
+ */
+function withUpsertId(filter: Filter, update: Update): Update {
+  if (seedFromFilter(filter)._id !== undefined || update.$set?._id !== undefined || update.$setOnInsert?._id !== undefined) return update;
+  return { ...update, $setOnInsert: { ...update.$setOnInsert, _id: newId() } };
+}
+
+class MongoCollection<T extends Doc> implements DocumentCollection<T> {
+  constructor(readonly name: string, private readonly coll: Collection<Document>) {}
+
+  async find(filter: Filter = {}, options: FindOptions = {}): Promise<T[]> {
+    checkRead(filter, options.projection);
+    assertFindWindow(options);
+    const { skip, limit, projection } = options;
+    const sort = tieBroken(options.sort);
+    return (await this.coll.find(filter, { sort, skip, limit, projection }).toArray()) as unknown as T[];
+  }
+
+  async findOne(filter: Filter, options: { projection?: Projection; sort?: Sort } = {}): Promise<T | null> {
+    checkRead(filter, options.projection);
+    return (await this.coll.findOne(filter, { projection: options.projection, sort: tieBroken(options.sort) })) as T | null;
+  }
+
+  async page(filter: Filter, options: PageOptions): Promise<Page<T>> {
+    checkRead(filter, options.projection);
+    const plan = planPage(filter, options);
+    const rows = await this.coll.find(plan.filter, { sort: plan.sort, limit: plan.fetchLimit, projection: plan.projection }).toArray();
+    return plan.finish(rows as unknown as T[]);
+  }
+
+  async count(filter: Filter = {}): Promise<number> {
+    checkRead(filter);
+    return this.coll.countDocuments(filter);
+  }
+
+  async insertOne(doc: T): Promise<void> {
+    if (typeof doc?._id !== 'string') throw new TypeError('document _id must be a string');
+    assertNoNestedArrays(doc);
+    // The driver adds nothing to a document that has an _id, but copy anyway: it is the caller's.
+    await translating(this.name, () => this.coll.insertOne({ ...doc } as Document));
+  }
+
+  async replaceOne(filter: Filter, doc: T, options: { upsert?: boolean } = {}): Promise<WriteResult> {
+    assertAllowedOperators(filter);
+    if (Object.keys(doc).some((k) => k.startsWith('$'))) throw new UpdateError('replacement document must not contain update operators');
+    assertNoNestedArrays(doc);
+    return toResult(await translating(this.name, () => this.coll.replaceOne(filter, doc, { upsert: !!options.upsert })));
+  }
+
+  async updateOne(filter: Filter, update: Update, options: { upsert?: boolean } = {}): Promise<WriteResult> {
+    this.checkWrite(filter, update);
+    const effective = options.upsert ? withUpsertId(filter, update) : update;
+    return toResult(await translating(this.name, () => this.coll.updateOne(filter, effective as UpdateFilter<Document>, { upsert: !!options.upsert })));
+  }
+
+  async updateMany(filter: Filter, update: Update): Promise<WriteResult> {
+    this.checkWrite(filter, update);
+    return toResult(await translating(this.name, () => this.coll.updateMany(filter, update as UpdateFilter<Document>)));
+  }
+
+  async deleteOne(filter: Filter): Promise<number> {
+    assertAllowedOperators(filter);
+    return (await this.coll.deleteOne(filter)).deletedCount;
+  }
+
+  async deleteMany(filter: Filter): Promise<number> {
+    assertAllowedOperators(filter);
+    return (await this.coll.deleteMany(filter)).deletedCount;
+  }
+
+  async createIndex(spec: IndexSpec): Promise<void> {
+    const options = { unique: !!spec.unique, ...(spec.name ? { name: spec.name } : {}) };
+    await translating(this.name, () => this.coll.createIndex(spec.keys, options));
+  }
+
+  async drop(): Promise<void> {
+    try {
+      await this.coll.drop();
+    } catch (err) {
+      if (!(err instanceof MongoServerError && err.code === NAMESPACE_NOT_FOUND)) throw err;
+    }
+  }
+
+  /** Same refusals as the embedded store, before the server sees anything. */
+  private checkWrite(filter: Filter, update: Update): void {
+    assertAllowedOperators(filter);
+    assertAllowedOperators(update);
+    validateUpdate(update);
+  }
+}
+
+class MongoCheckpoints implements CheckpointStore {
+  constructor(private readonly coll: Collection<{ _id: string; position: number }>) {}
+
+  async get(name: string): Promise<number | null> {
+    return (await this.coll.findOne({ _id: name }))?.position ?? null;
+  }
+
+  /** A plain set, not `$max`: resetting a projector to an earlier position must be possible. */
+  async set(name: string, position: number): Promise<void> {
+    assertPosition(position);
+    await this.coll.updateOne({ _id: name }, { $set: { position } }, { upsert: true });
+  }
+
+  async delete(name: string): Promise<void> {
+    await this.coll.deleteOne({ _id: name });
+  }
+
+  async list(): Promise<Array<{ name: string; position: number }>> {
+    const rows = await this.coll.find({}).sort({ _id: 1 }).toArray();
+    return rows.map((r) => ({ name: r._id, position: r.position }));
+  }
+}
+
+export class MongoReadStore implements ReadStore {
+  readonly adapter = 'mongodb';
+  readonly checkpoints: CheckpointStore;
+  private readonly prefix: string;
+
+  private constructor(private readonly client: MongoClient, private readonly db: Db, options: MongoReadStoreOptions) {
+    this.prefix = options.prefix ?? '';
+    this.checkpoints = new MongoCheckpoints(db.collection(this.prefix + CHECKPOINTS));
+  }
+
+  static async connect(url: string, dbName: string, options: MongoReadStoreOptions = {}): Promise<MongoReadStore> {
+    // Fail fast when the server is down instead of the driver's 30 s default.
+    const client = new MongoClient(url, { serverSelectionTimeoutMS: 5000 });
+    try {
+      await client.connect();
+    } catch (err) {
+      await client.close().catch(() => undefined);
+      throw err;
+    }
+    return new MongoReadStore(client, client.db(dbName), options);
+  }
+
+  collection<T extends Doc = Doc>(name: string): DocumentCollection<T> {
+    return new MongoCollection<T>(name, this.db.collection(this.prefix + name));
+  }
+
+  async listCollections(): Promise<string[]> {
+    const all = await this.db.listCollections({}, { nameOnly: true }).toArray();
+    return all
+      .map((c) => c.name)
+      .filter((n) => n.startsWith(this.prefix) && !n.startsWith('system.'))
+      .map((n) => n.slice(this.prefix.length))
+      .filter((n) => n !== CHECKPOINTS)
+      .sort();
+  }
+
+  async health(): Promise<{ ok: boolean; detail?: string }> {
+    try {
+      await this.db.command({ ping: 1 });
+      return { ok: true };
+    } catch (err) {
+      return { ok: false, detail: (err as Error).message };
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+}
