@@ -21,7 +21,7 @@ export const healthRoutes = [
     auth: 'none',
     responses: {
       200: { description: 'every port is up', schema: z.object({ success: z.literal(true), status: z.literal('ok'), role: z.string(), ports: z.record(z.string(), portSchema) }) },
-      503: { description: 'a port is down (same body with success false and status degraded)' },
+      503: { description: 'a port is down: success false, status degraded, error.code DEGRADED, ports as above' },
     },
     async handler({ services }) {
       const ports = {
@@ -30,7 +30,12 @@ export const healthRoutes = [
         bus: await probe(services.bus.adapter, () => services.bus.health()),
       };
       const ok = Object.values(ports).every((p) => p.ok);
-      return { status: ok ? 200 : 503, body: { success: ok, status: ok ? 'ok' : 'degraded', role: services.role, ports } };
+      if (ok) return { status: 200, body: { success: true, status: 'ok', role: services.role, ports } };
+      const down = Object.entries(ports).filter(([, p]) => !p.ok).map(([name]) => name);
+      return {
+        status: 503,
+        body: { success: false, status: 'degraded', role: services.role, ports, error: { code: 'DEGRADED', message: `not available: ${down.join(', ')}` } },
+      };
     },
   }),
 ];

@@ -79,3 +79,19 @@ describe('bad input is refused before any command runs', function () {
     expect(made.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/);
   });
 });
+
+describe('health when a port is down', () => {
+  it('answers 503 DEGRADED naming the port', async () => {
+    const svc = await startTestService('embedded');
+    try {
+      svc.services.readStore.health = async () => ({ ok: false, detail: 'unplugged' });
+      const res = await call(svc.baseUrl, 'GET', '/health');
+      expect(res.status).to.equal(503);
+      expect(res.body.error.code).to.equal('DEGRADED');
+      expect(res.body.error.message).to.contain('readStore');
+      expect(res.body.ports.readStore).to.deep.include({ ok: false, detail: 'unplugged' });
+    } finally {
+      await svc.stop();
+    }
+  });
+});
