@@ -9,6 +9,7 @@ import { requestContext } from './middleware/request-context.js';
 import { buildOpenApi } from './openapi.js';
 import type { RouteDef, RouteInput } from './route.js';
 import { parsePart } from './validation.js';
+import type { RequiredPermission } from '../domain/shared/permissions.js';
 
 const toKoaPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
 
@@ -43,7 +44,13 @@ export function createApp(services: Services, routes: RouteDef[]): Koa {
 
   for (const route of routes) {
     router.register(toKoaPath(route.path), [route.method], async (ctx) => {
+      // Who before what: an anonymous caller learns nothing about the input a route expects.
+      if (route.auth === 'bearer') ctx.state.principal = await services.auth.authenticate(ctx.get('authorization') || undefined);
       const params = parsePart('params', route.params, ctx.params);
+      if (route.permission && ctx.state.principal) {
+        const pathOrg = route.path.includes('{orgId}') ? (params as { orgId?: string }).orgId : undefined;
+        ctx.state.role = await services.auth.authorize(ctx.state.principal, route.permission as RequiredPermission, pathOrg);
+      }
       const query = parsePart('query', route.query, ctx.query);
       const body = parsePart('body', route.body, route.body ? (ctx.request.body ?? {}) : undefined);
       const command: CommandContext = {
@@ -56,6 +63,7 @@ export function createApp(services: Services, routes: RouteDef[]): Koa {
         now: services.now(),
       };
       const input: RouteInput<unknown, unknown, unknown> = {
+        principal: ctx.state.principal ?? null,
         params,
         query,
         body,

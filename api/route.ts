@@ -2,11 +2,15 @@ import type { Context } from 'koa';
 import type { z } from 'zod';
 import type { CommandContext } from '../commands/handle.js';
 import type { Services } from '../infra/services.js';
+import type { Principal } from '../infra/auth/principal.js';
+import type { RequiredPermission } from '../domain/shared/permissions.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type AuthKind = 'none' | 'bearer' | 'trigger-key';
 
 export interface RouteInput<P, Q, B> {
+  /** Set on `bearer` routes (the authenticator ran before validation); null on public routes. */
+  principal: Principal | null;
   params: P;
   query: Q;
   body: B;
@@ -35,7 +39,8 @@ export interface RouteDef<P extends AnyZod = AnyZod, Q extends AnyZod = AnyZod, 
   summary: string;
   tag: string;
   auth: AuthKind;
-  permission?: string;
+  /** Checked in the path's organization when the path has `{orgId}`, else in the active one. */
+  permission?: RequiredPermission;
   params?: P;
   query?: Q;
   body?: B;

@@ -31,6 +31,30 @@ export const configSchema = z.object({
   COMMAND_MAX_ATTEMPTS: positiveInt(5),
   SHUTDOWN_TIMEOUT_MS: positiveInt(10_000),
   CONSUMER_MAX_ATTEMPTS: positiveInt(5),
+
+  // Identity and access
+  JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  JWT_TTL_SECONDS: positiveInt(3600),
+  /** 32 bytes, base64 or hex: encrypts provider credentials at rest. Generated under DATA_DIR when unset. */
+  ENCRYPTION_KEY: z.string().optional(),
+  PUBLIC_URL: optionalUrl(/^https?:\/\//),
+  FRONTEND_URL: z.string().regex(/^https?:\/\//, 'must be an http(s) URL').default('http://127.0.0.1:5173'),
+  SMTP_URL: optionalUrl(/^smtps?:\/\//),
+  MAIL_FROM: z.string().min(3).default('Flow service <no-reply@localhost>'),
+  PASSWORD_RESET_TTL_MINUTES: positiveInt(30),
+  INVITATION_TTL_HOURS: positiveInt(168),
+  DEVICE_CODE_TTL_SECONDS: positiveInt(900),
+  DEVICE_POLL_INTERVAL_SECONDS: positiveInt(5),
+  CLI_TOKEN_TTL_DAYS: positiveInt(90),
+  RATE_LIMIT_AUTH_PER_MINUTE: positiveInt(20),
+  GOOGLE_CLIENT_ID: z.string().optional(),
+  GOOGLE_CLIENT_SECRET: z.string().optional(),
+  GOOGLE_ISSUER: z.string().regex(/^https?:\/\//).default('https://accounts.google.com'),
+  GITHUB_CLIENT_ID: z.string().optional(),
+  GITHUB_CLIENT_SECRET: z.string().optional(),
+  GITHUB_AUTHORIZE_URL: z.string().regex(/^https?:\/\//).default('https://github.com/login/oauth/authorize'),
+  GITHUB_TOKEN_URL: z.string().regex(/^https?:\/\//).default('https://github.com/login/oauth/access_token'),
+  GITHUB_API_URL: z.string().regex(/^https?:\/\//).default('https://api.github.com'),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -16,6 +16,14 @@ import { ProjectionRunner } from './projection-runner.js';
 import { MemoryReadStore } from './read-store/memory.js';
 import { MongoReadStore } from './read-store/mongo.js';
 import type { Services } from './services.js';
+import { Authenticator } from './auth/authenticator.js';
+import { loadOrCreateKey } from './auth/key-material.js';
+import { SealedBox } from './auth/sealed-box.js';
+import { TokenService } from './auth/tokens.js';
+import { OutboxMailer } from './mailer/outbox.js';
+import { SmtpMailer } from './mailer/smtp.js';
+import type { Mailer } from './ports/mailer.js';
+import { RateLimiter } from './rate-limiter.js';
 import { allProjectors } from '../projections/index.js';
 
 /**
@@ -55,7 +63,16 @@ export async function buildServices(config: Config, role: Role, logger: Logger):
   const projectsHere = role === 'all' || role === 'projector' || (role === 'api' && !config.MONGODB_URL);
   const projections = new ProjectionRunner(eventStore, readStore, allProjectors, logger.child({ component: 'projections' }), projectsHere ? 'local' : 'remote');
 
-  return { config, role, logger, eventStore, readStore, checkpoints, bus, projections, now: () => new Date(), newId: () => randomUUID() };
+  const now = () => new Date();
+  const tokens = new TokenService(loadOrCreateKey(config.JWT_SECRET, config.DATA_DIR, 'jwt.key'), config.JWT_TTL_SECONDS, now);
+  const sealedBox = new SealedBox(loadOrCreateKey(config.ENCRYPTION_KEY, config.DATA_DIR, 'encryption.key'));
+  const mailer: Mailer = config.SMTP_URL ? new SmtpMailer(config.SMTP_URL, config.MAIL_FROM, logger) : new OutboxMailer(config.DATA_DIR, logger, now);
+
+  return {
+    config, role, logger, eventStore, readStore, checkpoints, bus, projections,
+    tokens, auth: new Authenticator(tokens, readStore, now), sealedBox, mailer, rateLimiter: new RateLimiter(),
+    now, newId: () => randomUUID(),
+  };
 }
 
 export async function closeServices(services: Services): Promise<void> {

@@ -4,6 +4,11 @@ import type { EventStore } from './ports/event-store.js';
 import type { Logger } from './ports/logger.js';
 import type { CheckpointStore, ReadStore } from './ports/read-store.js';
 import type { ProjectionRunner } from './projection-runner.js';
+import type { Authenticator } from './auth/authenticator.js';
+import type { SealedBox } from './auth/sealed-box.js';
+import type { TokenService } from './auth/tokens.js';
+import type { Mailer } from './ports/mailer.js';
+import type { RateLimiter } from './rate-limiter.js';
 
 /** What the composition root hands to routes and consumers. */
 export interface Services {
@@ -16,6 +21,12 @@ export interface Services {
   checkpoints: CheckpointStore;
   bus: Bus;
   projections: ProjectionRunner;
+  tokens: TokenService;
+  auth: Authenticator;
+  /** Encrypts secrets that must be read back (provider credentials). */
+  sealedBox: SealedBox;
+  mailer: Mailer;
+  rateLimiter: RateLimiter;
   now(): Date;
   newId(): string;
 }

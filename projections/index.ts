@@ -1,4 +1,7 @@
+import { cliProjectors } from './cli.js';
+import { orgProjectors } from './orgs.js';
 import type { Projector } from './projector.js';
 import { probesProjector } from './probes.js';
+import { userProjectors } from './users.js';
 
-export const allProjectors: Projector[] = [probesProjector];
+export const allProjectors: Projector[] = [probesProjector, ...userProjectors, ...orgProjectors, ...cliProjectors];

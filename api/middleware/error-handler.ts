@@ -26,6 +26,8 @@ export function errorHandler(logger: Logger): Middleware {
       }
     } catch (err) {
       const [status, body] = describe(err);
+      const retryAfter = (body.error.details as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;
+      if (status === 429 && retryAfter) ctx.set('Retry-After', String(retryAfter));
       ctx.status = status;
       ctx.body = body;
       if (status >= 500) logger.error({ err, requestId: ctx.state.requestId }, 'request failed');

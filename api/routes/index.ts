@@ -1,6 +1,21 @@
 import type { RouteDef } from '../route.js';
+import { apiKeyRoutes } from './api-keys.js';
+import { authRoutes } from './auth.js';
+import { cliRoutes } from './cli.js';
 import { healthRoutes } from './health.js';
+import { orgRoutes } from './orgs.js';
 import { probeRoutes } from './probes.js';
+import { socialAuthRoutes } from './social-auth.js';
+import { userRoutes } from './users.js';
 
 /** The whole route table: registration, validation and the OpenAPI document all come from it. */
-export const allRoutes: RouteDef[] = [...healthRoutes, ...probeRoutes];
+export const allRoutes: RouteDef[] = [
+  ...healthRoutes,
+  ...authRoutes,
+  ...socialAuthRoutes,
+  ...userRoutes,
+  ...apiKeyRoutes,
+  ...orgRoutes,
+  ...cliRoutes,
+  ...probeRoutes,
+];

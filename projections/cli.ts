@@ -1,0 +1,4 @@
+import type { Projector } from './projector.js';
+
+// Being written (issue 3).
+export const cliProjectors: Projector[] = [];
