@@ -58,6 +58,39 @@ export function metadataOf(context: CommandContext): EventMetadata {
   };
 }
 
+const CACHE_LIMIT = 10_000;
+/**
+ * Folded states by decider and stream, so a command reads only the events appended since the last
+ * one instead of the whole stream. Sound because evolve is pure and never mutates its input; a
+ * stale entry only means more events to read (other processes' appends are read as usual).
+ */
+const stateCaches = new WeakMap<EventStore, WeakMap<object, Map<string, { revision: number; state: unknown }>>>();
+
+function cacheFor(store: EventStore, decider: object) {
+  let byDecider = stateCaches.get(store);
+  if (!byDecider) stateCaches.set(store, (byDecider = new WeakMap()));
+  let cache = byDecider.get(decider);
+  if (!cache) byDecider.set(decider, (cache = new Map()));
+  return cache;
+}
+
+async function load<S, E>(store: EventStore, streamId: string, decider: Decider<unknown, S, DomainEvent>): Promise<{ state: S; revision: number }> {
+  const cache = cacheFor(store, decider);
+  const cached = cache.get(streamId) as { revision: number; state: S } | undefined;
+  const fresh = await store.readStream(streamId, cached ? { fromRevision: cached.revision + 1 } : undefined);
+  const state = fold(decider.evolve, cached ? cached.state : decider.initialState, fresh as unknown as DomainEvent[]);
+  const revision = fresh.length > 0 ? fresh[fresh.length - 1].revision : (cached?.revision ?? -1);
+  remember(cache, streamId, revision, state);
+  return { state, revision };
+}
+
+function remember(cache: Map<string, { revision: number; state: unknown }>, streamId: string, revision: number, state: unknown) {
+  if (revision < 0) return;
+  cache.delete(streamId); // re-insert: Map order doubles as least-recently-used order
+  cache.set(streamId, { revision, state });
+  if (cache.size > CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+}
+
 /** Load, fold, decide, append with the expected revision; retry a conflict a bounded number of times. */
 export async function handleCommand<C, S, E extends DomainEvent>(
   store: EventStore,
@@ -66,12 +99,10 @@ export async function handleCommand<C, S, E extends DomainEvent>(
   const { streamId, decider } = options;
   const maxAttempts = options.expectedRevision === undefined ? (options.maxAttempts ?? 5) : 1;
   for (let attempt = 1; ; attempt++) {
-    const recorded = await store.readStream(streamId);
-    const revision = recorded.length - 1;
+    const { state, revision } = await load<S, E>(store, streamId, decider as unknown as Decider<unknown, S, DomainEvent>);
     if (options.expectedRevision !== undefined && options.expectedRevision !== revision) {
       throw new PreconditionFailedError(streamId, options.expectedRevision, revision);
     }
-    const state = fold(decider.evolve, decider.initialState, recorded as unknown as E[]);
     const events = decider.decide(options.command, state);
     if (events.length === 0) return { events, state, revision, position: null };
     assertEventShapes(decider, events);
@@ -83,7 +114,9 @@ export async function handleCommand<C, S, E extends DomainEvent>(
         events.map((e) => ({ id: randomUUID(), type: e.type, data: e.data, metadata })),
         expected,
       );
-      return { events, state: fold(decider.evolve, state, events), revision: result.revision, position: result.position };
+      const next = fold(decider.evolve, state, events);
+      remember(cacheFor(store, decider), streamId, result.revision, next);
+      return { events, state: next, revision: result.revision, position: result.position };
     } catch (err) {
       if (!(err instanceof ConcurrencyError)) throw err;
       if (options.expectedRevision !== undefined) {

@@ -7,6 +7,7 @@ import type { DomainEvent } from './events.js';
  */
 export interface Decider<Command, State, Event extends DomainEvent> {
   initialState: State;
+  /** Must return a new state and never mutate its input: folded states are cached between commands. */
   evolve(state: State, event: Event): State;
   decide(command: Command, state: State): Event[];
   /** The zod schema of each event type's data; the command handler checks every event before appending. */

@@ -31,6 +31,47 @@ interface Matcher {
   scalarKeys?: string[];
   filter: Filter;
   query?: Query;
+  /** Set when every condition is a scalar equality or a comparison with a scalar operand. */
+  comparisons?: Array<[string, string, string | number | boolean]>;
+}
+
+const COMPARISONS = new Set(['$eq', '$ne', '$lt', '$lte', '$gt', '$gte']);
+
+/** Flat fields compared with scalars: the projectors' version guards (`{_id, version: {$lt: n}}`). */
+function compileComparisons(filter: Filter): Matcher['comparisons'] {
+  const out: NonNullable<Matcher['comparisons']> = [];
+  for (const [key, cond] of Object.entries(filter)) {
+    if (key.startsWith('$') || key.includes('.')) return undefined;
+    if (isScalar(cond)) {
+      out.push([key, '$eq', cond as string | number | boolean]);
+      continue;
+    }
+    if (!isPlainObject(cond)) return undefined;
+    for (const [op, operand] of Object.entries(cond)) {
+      if (!COMPARISONS.has(op) || !isScalar(operand)) return undefined;
+      out.push([key, op, operand as string | number | boolean]);
+    }
+  }
+  return out;
+}
+
+/** true/false when decided here; undefined when the document's value needs mingo's full semantics
+ * (arrays, missing fields, type brackets). */
+function testComparisons(conds: NonNullable<Matcher['comparisons']>, doc: Obj): boolean | undefined {
+  for (let i = 0; i < conds.length; i++) {
+    const [key, op, want] = conds[i];
+    const v = doc[key];
+    if (typeof v !== typeof want) return undefined;
+    const ok =
+      op === '$eq' ? v === want
+      : op === '$ne' ? v !== want
+      : op === '$lt' ? (v as number) < (want as number)
+      : op === '$lte' ? (v as number) <= (want as number)
+      : op === '$gt' ? (v as number) > (want as number)
+      : (v as number) >= (want as number);
+    if (!ok) return false;
+  }
+  return true;
 }
 
 const isScalar = (v: unknown) => typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && !Number.isNaN(v));
@@ -48,12 +89,21 @@ function compileFilter(filter: Filter): Matcher {
   const keys = Object.keys(filter);
   const ids = idCandidates(filter._id);
   if (keys.every((k) => !k.startsWith('$') && !k.includes('.') && isScalar(filter[k]))) return { ids, scalarKeys: keys, filter };
-  return { ids, filter, query: new Query(filter, MINGO) };
+  // Building a mingo Query is the expensive part (it copies its operator registry); defer it until
+  // a document needs it.
+  return { ids, filter, comparisons: compileComparisons(filter) };
 }
 
 /** {field: scalar} matches an equal value or an array containing it. */
 function matches(m: Matcher, doc: Obj): boolean {
-  if (m.query) return m.query.test(doc);
+  if (m.comparisons) {
+    const decided = testComparisons(m.comparisons, doc);
+    if (decided !== undefined) return decided;
+  }
+  if (!m.scalarKeys) {
+    m.query ??= new Query(m.filter, MINGO);
+    return m.query.test(doc);
+  }
   const keys = m.scalarKeys!;
   for (let i = 0; i < keys.length; i++) {
     const v = doc[keys[i]];

@@ -1,4 +1,7 @@
 import { expect } from 'chai';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConflictError, handleCommand, PreconditionFailedError, type CommandContext } from '../../commands/handle.js';
 import { claimReservation } from '../../commands/reservations.js';
 import { probeDecider } from '../../domain/probes/index.js';
@@ -65,6 +68,23 @@ describe('command handler', () => {
     const result = await handleCommand(store, { streamId: 'probe-p', decider: probeDecider, command: { ...inc, by: 0 }, context: context() });
     expect(result.position).to.equal(null);
     expect(await store.readStream('probe-p')).to.have.length(1);
+  });
+
+  it('sees appends made by another process to the same log (the folded-state cache never hides them)', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'handler-')), 'events.db');
+    const a = new SqliteEventStore(file);
+    const b = new SqliteEventStore(file);
+    try {
+      await handleCommand(a, { streamId: 'probe-q', decider: probeDecider, command: { ...create, probeId: 'q' }, context: context() });
+      await handleCommand(a, { streamId: 'probe-q', decider: probeDecider, command: inc, context: context() });
+      await handleCommand(b, { streamId: 'probe-q', decider: probeDecider, command: { ...inc, by: 10 }, context: context() });
+      const result = await handleCommand(a, { streamId: 'probe-q', decider: probeDecider, command: inc, context: context() });
+      expect(result.state.value).to.equal(12);
+      expect(result.revision).to.equal(3);
+    } finally {
+      await a.close();
+      await b.close();
+    }
   });
 
   it('refuses to append an event that does not match its schema', async () => {

@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import { ROLES } from '../shared/permissions.js';
+
+/** Limits shared by the decider and the HTTP schemas, so both refuse the same input. */
+export const orgNameSchema = z.string().trim().min(1).max(100);
+export const descriptionSchema = z.string().trim().max(1000);
+export const roleSchema = z.enum(ROLES);
+export const LLM_PROVIDERS = ['openai', 'anthropic', 'google', 'openai_compatible'] as const;
+export const llmProviderSchema = z.enum(LLM_PROVIDERS);
+export type LlmProvider = z.infer<typeof llmProviderSchema>;
+/** Budget limits are US dollars per calendar month (UTC). */
+export const budgetLimitSchema = z.number().finite().min(0).max(1_000_000_000);
+
+const at = z.string();
+
+/** Every event of an `org-<id>` stream. No secret in clear: invitation secrets as SHA-256, API keys sealed. */
+export const orgEventSchemas = {
+  OrganizationCreated: z.object({ orgId: z.string(), name: orgNameSchema, description: descriptionSchema, createdBy: z.string(), createdAt: at }),
+  OrganizationUpdated: z.object({
+    name: orgNameSchema.optional(),
+    description: descriptionSchema.optional(),
+    budgetLimitUsd: budgetLimitSchema.nullable().optional(),
+    updatedBy: z.string(),
+    at,
+  }),
+  OrganizationDeleted: z.object({ deletedBy: z.string(), at }),
+  MemberJoined: z.object({
+    userId: z.string(),
+    role: roleSchema,
+    email: z.string().nullable(),
+    name: z.string().nullable(),
+    via: z.enum(['creation', 'invitation']),
+    invitationId: z.string().nullable(),
+    at,
+  }),
+  MemberRoleChanged: z.object({ userId: z.string(), from: roleSchema, to: roleSchema, changedBy: z.string(), at }),
+  MemberRemoved: z.object({ userId: z.string(), removedBy: z.string(), left: z.boolean(), at }),
+  InvitationCreated: z.object({
+    invitationId: z.string(),
+    email: z.string(),
+    role: roleSchema,
+    /** SHA-256 hex of the token's secret part; the token itself only travels by mail. */
+    secretHash: z.string().regex(/^[0-9a-f]{64}$/),
+    expiresAt: at,
+    invitedBy: z.string(),
+    at,
+  }),
+  InvitationAccepted: z.object({ invitationId: z.string(), userId: z.string(), at }),
+  WorkspaceCreated: z.object({ workspaceId: z.string(), name: orgNameSchema, description: descriptionSchema, createdBy: z.string(), at }),
+  WorkspaceUpdated: z.object({ workspaceId: z.string(), name: orgNameSchema.optional(), description: descriptionSchema.optional(), updatedBy: z.string(), at }),
+  WorkspaceDeleted: z.object({ workspaceId: z.string(), deletedBy: z.string(), at }),
+  TeamCreated: z.object({ teamId: z.string(), name: orgNameSchema, description: descriptionSchema, memberIds: z.array(z.string()), createdBy: z.string(), at }),
+  LlmCredentialSet: z.object({
+    provider: llmProviderSchema,
+    /** SealedBox output (`v1.…`), never the key. */
+    sealedApiKey: z.string().startsWith('v1.'),
+    baseUrl: z.string().nullable(),
+    setBy: z.string(),
+    at,
+  }),
+  LlmCredentialRemoved: z.object({ provider: llmProviderSchema, removedBy: z.string(), at }),
+};
+
+type Data<K extends keyof typeof orgEventSchemas> = z.infer<(typeof orgEventSchemas)[K]>;
+export type OrgEvent = { [K in keyof typeof orgEventSchemas]: { type: K; data: Data<K> } }[keyof typeof orgEventSchemas];
+export type OrgEventOf<K extends OrgEvent['type']> = Extract<OrgEvent, { type: K }>;

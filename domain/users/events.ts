@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import { PERMISSIONS } from '../shared/permissions.js';
+import { API_KEY_NAME_MAX_LENGTH, NAME_MAX_LENGTH, SOCIAL_PROVIDERS, preferencesSchema } from './fields.js';
+
+/**
+ * Events of the `user-<id>` stream. Secrets appear only as hashes: scrypt for passwords, SHA-256
+ * for the high-entropy reset and API-key secrets.
+ */
+const socialIdentity = z.object({ provider: z.enum(SOCIAL_PROVIDERS), subject: z.string().min(1).max(255) });
+const scrypt = z.string().startsWith('scrypt$');
+const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
+
+export const userEventSchemas = {
+  /** `passwordHash` null: a passwordless account (social sign-in); password login always fails for it. */
+  UserRegistered: z.object({
+    userId: z.string(),
+    email: z.email(),
+    name: z.string().min(1).max(NAME_MAX_LENGTH),
+    passwordHash: scrypt.nullable(),
+    avatarUrl: z.string().nullable(),
+    registeredAt: z.string(),
+  }),
+  /** Only the fields that changed are present. */
+  UserProfileUpdated: z.object({
+    name: z.string().min(1).max(NAME_MAX_LENGTH).optional(),
+    avatarUrl: z.string().nullable().optional(),
+    preferences: preferencesSchema.optional(),
+    updatedAt: z.string(),
+  }),
+  UserEmailChanged: z.object({ previousEmail: z.string(), email: z.email(), changedAt: z.string() }),
+  /** Only the newest request counts; its token is `<userId>.<secret>`, of which only sha256(secret) is kept. */
+  PasswordResetRequested: z.object({ tokenHash: sha256Hex, expiresAt: z.string(), requestedAt: z.string() }),
+  /** Consumes the pending request; JWTs issued (iat, epoch seconds) before `tokensValidAfter` are refused. */
+  PasswordResetCompleted: z.object({ tokenHash: sha256Hex, passwordHash: scrypt, tokensValidAfter: z.number().int(), resetAt: z.string() }),
+  ActiveScopeSwitched: z.object({ orgId: z.string().nullable(), workspaceId: z.string().nullable(), switchedAt: z.string() }),
+  SocialIdentityLinked: socialIdentity.extend({ linkedAt: z.string() }),
+  ApiKeyCreated: z.object({
+    keyId: z.string(),
+    name: z.string().min(1).max(API_KEY_NAME_MAX_LENGTH),
+    secretHash: sha256Hex,
+    /** `fsk_<keyId>`: what the key starts with, to recognise it in a list. */
+    prefix: z.string(),
+    /** The secret's last four characters, to tell keys apart; 4 of 43 base64url characters. */
+    lastFour: z.string().length(4),
+    scopes: z.array(z.enum(PERMISSIONS)),
+    expiresAt: z.string().nullable(),
+    createdAt: z.string(),
+  }),
+  ApiKeyRevoked: z.object({ keyId: z.string(), revokedAt: z.string() }),
+};
+
+type Data<K extends keyof typeof userEventSchemas> = z.infer<(typeof userEventSchemas)[K]>;
+
+export type UserEvent = {
+  [K in keyof typeof userEventSchemas]: { type: K; data: Data<K> };
+}[keyof typeof userEventSchemas];
+
+export type UserEventOf<K extends UserEvent['type']> = Extract<UserEvent, { type: K }>;

@@ -1,0 +1,83 @@
+import type { Preferences, SocialProvider } from './fields.js';
+import type { UserEvent } from './events.js';
+
+export interface ApiKeyState {
+  revokedAt: string | null;
+  expiresAt: string | null;
+}
+
+export interface UserState {
+  exists: boolean;
+  userId: string | null;
+  email: string | null;
+  name: string | null;
+  hasPassword: boolean;
+  avatarUrl: string | null;
+  preferences: Preferences;
+  activeOrgId: string | null;
+  activeWorkspaceId: string | null;
+  tokensValidAfter: number;
+  /** Only the newest reset request is valid; completing it clears it. */
+  pendingReset: { tokenHash: string; expiresAt: string } | null;
+  socialIdentities: Array<{ provider: SocialProvider; subject: string }>;
+  apiKeys: Record<string, ApiKeyState>;
+}
+
+export const initialUserState: UserState = {
+  exists: false,
+  userId: null,
+  email: null,
+  name: null,
+  hasPassword: false,
+  avatarUrl: null,
+  preferences: {},
+  activeOrgId: null,
+  activeWorkspaceId: null,
+  tokensValidAfter: 0,
+  pendingReset: null,
+  socialIdentities: [],
+  apiKeys: {},
+};
+
+export function evolveUser(state: UserState, event: UserEvent): UserState {
+  switch (event.type) {
+    case 'UserRegistered':
+      return {
+        ...initialUserState,
+        exists: true,
+        userId: event.data.userId,
+        email: event.data.email,
+        name: event.data.name,
+        hasPassword: event.data.passwordHash !== null,
+        avatarUrl: event.data.avatarUrl,
+      };
+    case 'UserProfileUpdated': {
+      const { name, avatarUrl, preferences } = event.data;
+      return {
+        ...state,
+        ...(name !== undefined ? { name } : {}),
+        ...(avatarUrl !== undefined ? { avatarUrl } : {}),
+        ...(preferences !== undefined ? { preferences } : {}),
+      };
+    }
+    case 'UserEmailChanged':
+      return { ...state, email: event.data.email };
+    case 'PasswordResetRequested':
+      return { ...state, pendingReset: { tokenHash: event.data.tokenHash, expiresAt: event.data.expiresAt } };
+    case 'PasswordResetCompleted':
+      return { ...state, pendingReset: null, hasPassword: true, tokensValidAfter: event.data.tokensValidAfter };
+    case 'ActiveScopeSwitched':
+      return { ...state, activeOrgId: event.data.orgId, activeWorkspaceId: event.data.workspaceId };
+    case 'SocialIdentityLinked':
+      return { ...state, socialIdentities: [...state.socialIdentities, { provider: event.data.provider, subject: event.data.subject }] };
+    case 'ApiKeyCreated':
+      return { ...state, apiKeys: { ...state.apiKeys, [event.data.keyId]: { revokedAt: null, expiresAt: event.data.expiresAt } } };
+    case 'ApiKeyRevoked': {
+      const key = state.apiKeys[event.data.keyId];
+      if (!key) return state;
+      return { ...state, apiKeys: { ...state.apiKeys, [event.data.keyId]: { ...key, revokedAt: event.data.revokedAt } } };
+    }
+    default:
+      return state;
+  }
+}
