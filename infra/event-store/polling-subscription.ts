@@ -7,6 +7,8 @@ interface Source {
   /** Registers a wake-up signal for new appends; returns the unregister function. */
   onAppend(listener: () => void): () => void;
   pollMs: number;
+  /** The most `read` returns at once: a shorter batch means the log is drained. */
+  batchSize: number;
 }
 
 /**
@@ -35,7 +37,9 @@ export function pollingSubscription(source: Source): EventSubscription {
           after = event.position;
           yield event;
         }
-        if (batch.length > 0 || closed || signalled) continue;
+        // A full batch may have more behind it; a short one drained the log, so sleep unless an
+        // append arrived meanwhile (saves one empty read per wake-up).
+        if (batch.length === source.batchSize || closed || signalled) continue;
         await new Promise<void>((resolve) => {
           const timer = setTimeout(done, source.pollMs);
           function done() {

@@ -46,6 +46,8 @@ CREATE INDEX IF NOT EXISTS events_category ON events (category, position);
 CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL);
 `;
 
+const SUBSCRIPTION_BATCH = 500;
+
 function toRecorded(row: Row): RecordedEvent {
   return {
     id: row.id,
@@ -168,7 +170,8 @@ export class SqliteEventStore implements EventStore {
   subscribe(options: SubscribeOptions = {}): EventSubscription {
     const subscription = pollingSubscription({
       after: options.after ?? 0,
-      read: (after) => this.readAll({ after, maxCount: 500, categories: options.categories }),
+      read: (after) => this.readAll({ after, maxCount: SUBSCRIPTION_BATCH, categories: options.categories }),
+      batchSize: SUBSCRIPTION_BATCH,
       onAppend: (listener) => {
         this.appended.on('appended', listener);
         return () => this.appended.off('appended', listener);

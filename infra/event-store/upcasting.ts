@@ -22,15 +22,19 @@ export class UpcastingEventStore implements EventStore {
   append: EventStore['append'] = (streamId, events, expected) => this.inner.append(streamId, events, expected);
 
   async readStream(streamId: string, options?: ReadStreamOptions) {
-    return (await this.inner.readStream(streamId, options)).map(this.current);
+    const events = await this.inner.readStream(streamId, options);
+    return this.upcasters.length === 0 ? events : events.map(this.current);
   }
 
   async readAll(options?: ReadAllOptions) {
-    return (await this.inner.readAll(options)).map(this.current);
+    const events = await this.inner.readAll(options);
+    return this.upcasters.length === 0 ? events : events.map(this.current);
   }
 
   subscribe(options?: SubscribeOptions): EventSubscription {
     const inner = this.inner.subscribe(options);
+    // An async generator per subscription costs a few microtasks per event: skip it when idle.
+    if (this.upcasters.length === 0) return inner;
     const current = this.current;
     return {
       async *[Symbol.asyncIterator]() {
