@@ -17,6 +17,8 @@ export interface LoadOptions {
   /** Paths used round-robin (e.g. one per probe of a pool). */
   paths: string[];
   body?: string;
+  /** Extra request headers (e.g. Authorization). */
+  headers?: Record<string, string>;
   concurrency: number;
   warmupMs: number;
   durationMs: number;
@@ -50,7 +52,10 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
 async function generate(o: LoadOptions): Promise<LoadResult> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: o.concurrency });
   const body = o.body === undefined ? undefined : Buffer.from(o.body);
-  const headers: Record<string, string | number> = body ? { 'content-type': 'application/json', 'content-length': body.length } : {};
+  const headers: Record<string, string | number> = {
+    ...(o.headers ?? {}),
+    ...(body ? { 'content-type': 'application/json', 'content-length': body.length } : {}),
+  };
   let next = 0;
 
   const once = (path: string) =>

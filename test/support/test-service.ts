@@ -46,10 +46,14 @@ export function isolatedEnv(mode: Mode, extra: Record<string, string> = {}): Rec
 }
 
 /** The whole service (API, projections, consumers) in this process, on a random loopback port. */
-export async function startTestService(mode: Mode, extra: Record<string, string> = {}): Promise<TestService> {
+export async function startTestService(
+  mode: Mode,
+  extra: Record<string, string> = {},
+  options: { logSink?: { write(line: string): void } } = {},
+): Promise<TestService> {
   const env = isolatedEnv(mode, extra);
   const config = loadConfig(env);
-  const services = await buildServices(config, 'all', createLogger(config.LOG_LEVEL));
+  const services = await buildServices(config, 'all', createLogger(config.LOG_LEVEL, options.logSink));
   await services.projections.start();
   if (services.bus instanceof KafkaBus) services.bus.startRelay();
   const consumers: RunningConsumer[] = [];
