@@ -119,17 +119,26 @@ export class ProjectionRunner {
     const relevant = [...this.loops.values()].filter((l) => l.projector.categories.includes(category));
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const positions = await Promise.all(relevant.map((l) => this.positionOf(l)));
-      if (positions.every((p) => p >= position)) return true;
+      // Listen before reading positions: progress made between the two must still wake us.
       const remaining = deadline - Date.now();
-      if (remaining <= 0) return false;
-      await this.nextProgress(Math.min(remaining, this.mode === 'local' ? remaining : 10));
+      const progressed = this.nextProgress(Math.max(0, Math.min(remaining, this.mode === 'local' ? remaining : 10)));
+      const positions = await Promise.all(relevant.map((l) => this.positionOf(l)));
+      if (positions.every((p) => p >= position)) {
+        progressed.cancel();
+        return true;
+      }
+      if (remaining <= 0) {
+        progressed.cancel();
+        return false;
+      }
+      await progressed;
     }
   }
 
-  private nextProgress(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
+  private nextProgress(ms: number): Promise<void> & { cancel(): void } {
+    let done!: () => void;
+    const promise = new Promise<void>((resolve) => {
+      done = () => {
         clearTimeout(timer);
         this.progress.off('progress', done);
         resolve();
@@ -137,6 +146,7 @@ export class ProjectionRunner {
       const timer = setTimeout(done, ms);
       this.progress.on('progress', done);
     });
+    return Object.assign(promise, { cancel: done });
   }
 
   async status(): Promise<ProjectionStatus[]> {

@@ -1,4 +1,183 @@
+import type { RecordedEvent } from '../domain/shared/events.js';
+import type { UserEvent } from '../domain/users/index.js';
+import { DuplicateKeyError, type Doc, type DocumentCollection, type ReadStore } from '../infra/ports/read-store.js';
+import { CREDENTIAL_COLLECTIONS, type ApiKeyAuthView, type UserAuthView } from './credentials.js';
 import type { Projector } from './projector.js';
 
-// Being written (issue 3).
-export const userProjectors: Projector[] = [];
+/** `users`: what the authenticator reads (UserAuthView) plus the profile. Never holds a password hash. */
+export interface UserView extends UserAuthView {
+  avatarUrl: string | null;
+  /**
+   * The preferences object as JSON text: any JSON object the API accepts (keys with `$` or `.`,
+   * arrays in arrays) is then storable on every read-store adapter, FerretDB included.
+   */
+  preferencesJson: string;
+  createdAt: string;
+  updatedAt: string;
+  /** No password set (social sign-in): password login always fails. */
+  passwordless: boolean;
+  socialIdentities: Array<{ provider: string; subject: string }>;
+  /** Stream revision of the last event applied: guards against a redelivered event. */
+  version: number;
+}
+
+/** `user_passwords`: the scrypt hash, apart from the profile so no profile query can return it. */
+export interface UserPasswordView {
+  _id: string;
+  passwordHash: string | null;
+  version: number;
+  [key: string]: unknown;
+}
+
+/** `api_keys`: what the authenticator reads (ApiKeyAuthView) plus what the owner sees in a list. */
+export interface ApiKeyView extends ApiKeyAuthView {
+  name: string;
+  createdAt: string;
+  prefix: string;
+  lastFour: string;
+}
+
+export const USERS = CREDENTIAL_COLLECTIONS.users;
+export const USER_PASSWORDS = 'user_passwords';
+export const API_KEYS = CREDENTIAL_COLLECTIONS.apiKeys;
+
+const userIdOf = (recorded: RecordedEvent) => recorded.streamId.slice('user-'.length);
+
+/**
+ * Inserts a document unless one with its `_id` exists (a redelivered creation must not reset a
+ * document changed since). Not `$setOnInsert`: FerretDB 1.24 drops its top-level null fields.
+ * A duplicate on another key (the unique email) is a real inconsistency and is rethrown.
+ */
+async function insertIfAbsent<T extends Doc>(collection: DocumentCollection<T>, doc: T): Promise<void> {
+  try {
+    await collection.insertOne(doc);
+  } catch (err) {
+    if (err instanceof DuplicateKeyError && (await collection.findOne({ _id: doc._id }))) return;
+    throw err;
+  }
+}
+
+async function projectUser(recorded: RecordedEvent, store: ReadStore): Promise<void> {
+  const event = recorded as RecordedEvent & UserEvent;
+  const id = userIdOf(recorded);
+  const users = store.collection<UserView>(USERS);
+  const passwords = store.collection<UserPasswordView>(USER_PASSWORDS);
+  // Every later event is applied only over an older revision, so a redelivery changes nothing.
+  const update = (set: Record<string, unknown>, push?: Record<string, unknown>) =>
+    users.updateOne({ _id: id, version: { $lt: recorded.revision } }, { $set: { ...set, version: recorded.revision }, ...(push ? { $push: push } : {}) });
+  switch (event.type) {
+    case 'UserRegistered': {
+      const d = event.data;
+      const doc: UserView = {
+        _id: id,
+        email: d.email,
+        name: d.name,
+        tokensValidAfter: 0,
+        activeOrgId: null,
+        activeWorkspaceId: null,
+        avatarUrl: d.avatarUrl,
+        preferencesJson: '{}',
+        createdAt: d.registeredAt,
+        updatedAt: d.registeredAt,
+        passwordless: d.passwordHash === null,
+        socialIdentities: [],
+        version: recorded.revision,
+      };
+      await insertIfAbsent(passwords, { _id: id, passwordHash: d.passwordHash, version: recorded.revision });
+      await insertIfAbsent(users, doc);
+      return;
+    }
+    case 'UserProfileUpdated': {
+      const { name, avatarUrl, preferences, updatedAt } = event.data;
+      await update({
+        ...(name !== undefined ? { name } : {}),
+        ...(avatarUrl !== undefined ? { avatarUrl } : {}),
+        ...(preferences !== undefined ? { preferencesJson: JSON.stringify(preferences) } : {}),
+        updatedAt,
+      });
+      return;
+    }
+    case 'UserEmailChanged':
+      await update({ email: event.data.email, updatedAt: event.data.changedAt });
+      return;
+    case 'PasswordResetCompleted':
+      await passwords.updateOne({ _id: id, version: { $lt: recorded.revision } }, { $set: { passwordHash: event.data.passwordHash, version: recorded.revision } });
+      await update({ tokensValidAfter: event.data.tokensValidAfter, passwordless: false, updatedAt: event.data.resetAt });
+      return;
+    case 'ActiveScopeSwitched':
+      await update({ activeOrgId: event.data.orgId, activeWorkspaceId: event.data.workspaceId });
+      return;
+    case 'SocialIdentityLinked':
+      await update({}, { socialIdentities: { provider: event.data.provider, subject: event.data.subject } });
+      return;
+    default:
+      return;
+  }
+}
+
+async function projectApiKey(recorded: RecordedEvent, store: ReadStore): Promise<void> {
+  const event = recorded as RecordedEvent & UserEvent;
+  const keys = store.collection<ApiKeyView>(API_KEYS);
+  switch (event.type) {
+    case 'ApiKeyCreated': {
+      const d = event.data;
+      const doc: ApiKeyView = {
+        _id: d.keyId,
+        userId: userIdOf(recorded),
+        secretHash: d.secretHash,
+        revokedAt: null,
+        expiresAt: d.expiresAt,
+        scopes: d.scopes,
+        name: d.name,
+        createdAt: d.createdAt,
+        prefix: d.prefix,
+        lastFour: d.lastFour,
+      };
+      await insertIfAbsent(keys, doc);
+      return;
+    }
+    case 'ApiKeyRevoked':
+      // Absolute value: applying it twice is the same as once.
+      await keys.updateOne({ _id: event.data.keyId }, { $set: { revokedAt: event.data.revokedAt } });
+      return;
+    default:
+      return;
+  }
+}
+
+/**
+ * One projector for the three collections of the `user-…` streams: they advance together, so a
+ * write settles on one checkpoint, and an API key is never visible before its user.
+ */
+const usersProjector: Projector = {
+  name: 'users',
+  categories: ['user'],
+  collections: [USERS, USER_PASSWORDS, API_KEYS],
+  async setup(store) {
+    await store.collection(USERS).createIndex({ keys: { email: 1 }, unique: true, name: 'users_email_unique' });
+    await store.collection(API_KEYS).createIndex({ keys: { userId: 1, createdAt: -1 } });
+  },
+  async project(recorded, store) {
+    await projectUser(recorded, store);
+    await projectApiKey(recorded, store);
+  },
+};
+
+export const userProjectors: Projector[] = [usersProjector];
+
+export const findUserById = (store: ReadStore, userId: string) => store.collection<UserView>(USERS).findOne({ _id: userId });
+/** `email` must already be normalized (lowercase, trimmed). */
+export const findUserByEmail = (store: ReadStore, email: string) => store.collection<UserView>(USERS).findOne({ email });
+
+/** The scrypt hash, or null for an unknown or passwordless user. Only the login path calls this. */
+export async function findPasswordHash(store: ReadStore, userId: string): Promise<string | null> {
+  const row = await store.collection<UserPasswordView>(USER_PASSWORDS).findOne({ _id: userId });
+  return row?.passwordHash ?? null;
+}
+
+export const findApiKey = (store: ReadStore, keyId: string) => store.collection<ApiKeyView>(API_KEYS).findOne({ _id: keyId });
+
+/** The user's keys that are not revoked (expired ones stay listed, with their expiry), newest first. */
+export function listApiKeys(store: ReadStore, userId: string, limit: number, cursor: string | null) {
+  return store.collection<ApiKeyView>(API_KEYS).page({ userId, revokedAt: null }, { sort: { createdAt: -1 }, limit, cursor });
+}

@@ -1,4 +1,91 @@
-import type { RouteDef } from '../route.js';
+import { z } from 'zod';
+import { changeEmail, updateProfile } from '../../commands/users.js';
+import { DomainError } from '../../domain/shared/decider.js';
+import { avatarUrlSchema, emailSchema, nameSchema, preferencesSchema, userStreamId } from '../../domain/users/index.js';
+import type { Services } from '../../infra/services.js';
+import { findUserById, type UserView } from '../../projections/users.js';
+import { NotFoundError } from '../errors.js';
+import { defineRoute } from '../route.js';
 
-// Being written (issue 3).
-export const userRoutes: RouteDef[] = [];
+const profileSchema = z.object({
+  id: z.string(),
+  email: z.string(),
+  name: z.string(),
+  avatarUrl: z.string().nullable(),
+  preferences: z.record(z.string(), z.unknown()),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  activeOrganizationId: z.string().nullable(),
+  activeWorkspaceId: z.string().nullable(),
+});
+const profileReply = z.object({ success: z.literal(true), user: profileSchema });
+
+const profile = (u: UserView) => ({
+  id: u._id,
+  email: u.email,
+  name: u.name,
+  avatarUrl: u.avatarUrl,
+  preferences: JSON.parse(u.preferencesJson) as Record<string, unknown>,
+  createdAt: u.createdAt,
+  updatedAt: u.updatedAt,
+  activeOrganizationId: u.activeOrgId,
+  activeWorkspaceId: u.activeWorkspaceId,
+});
+
+async function loadProfile(services: Services, userId: string) {
+  const user = await findUserById(services.readStore, userId);
+  if (!user) throw new NotFoundError('user', 'USER_NOT_FOUND');
+  return profile(user);
+}
+
+export const userRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/users/me',
+    operationId: 'getMyProfile',
+    summary: "the authenticated user's profile",
+    tag: 'Profile',
+    auth: 'bearer',
+    responses: { 200: { description: 'the profile', schema: profileReply }, 401: { description: 'no valid credential' } },
+    async handler({ principal, services }) {
+      return { status: 200, body: { success: true, user: await loadProfile(services, principal!.userId) } };
+    },
+  }),
+  defineRoute({
+    method: 'PUT',
+    path: '/users/me',
+    operationId: 'updateMyProfile',
+    summary: 'update the profile (name, avatar URL, preferences, email); fields left out stay as they are',
+    tag: 'Profile',
+    auth: 'bearer',
+    body: z.strictObject({
+      name: nameSchema.optional(),
+      avatarUrl: avatarUrlSchema.nullable().optional().describe('http(s) URL, or null to remove'),
+      preferences: preferencesSchema.optional().describe('any JSON object up to 16 KiB; replaces the stored one'),
+      email: emailSchema.optional().describe('claims the new address (409 EMAIL_TAKEN if another account has it) and frees the old one'),
+    }),
+    responses: {
+      200: { description: 'the updated profile', schema: profileReply },
+      401: { description: 'no valid credential' },
+      403: { description: 'FORBIDDEN: an API key cannot change the email' },
+      409: { description: 'EMAIL_TAKEN' },
+    },
+    async handler({ body, principal, services, command, settle }) {
+      const userId = principal!.userId;
+      const streamId = userStreamId(userId);
+      // The email is what can fail (taken), so it goes first: a refused change leaves the profile as it was.
+      if (body.email !== undefined) {
+        // Email plus a password reset would be an account takeover, too much for a leaked API key.
+        if (principal!.credential === 'api_key') throw new DomainError('FORBIDDEN', 'changing the email needs a signed-in session, not an API key', 403);
+        const changed = await changeEmail(services.eventStore, command, userId, body.email);
+        if (changed) await settle(changed.position, streamId);
+      }
+      const { name, avatarUrl, preferences } = body;
+      if (name !== undefined || avatarUrl !== undefined || preferences !== undefined) {
+        const result = await updateProfile(services.eventStore, command, userId, { name, avatarUrl, preferences });
+        await settle(result.position, streamId);
+      }
+      return { status: 200, body: { success: true, user: await loadProfile(services, userId) } };
+    },
+  }),
+];
