@@ -10,7 +10,12 @@ export interface TokenClaims {
 }
 
 /** Bearer JWTs (HS256) carrying the user and the active organization and workspace. */
+const VERIFIED_CACHE_LIMIT = 10_000;
+
 export class TokenService {
+  /** Tokens already verified, with their expiry: a signature check costs more than the rest of a cheap request. */
+  private readonly verified = new Map<string, { claims: TokenClaims; expiresAt: number }>();
+
   constructor(
     private readonly key: Buffer,
     readonly ttlSeconds: number,
@@ -32,15 +37,31 @@ export class TokenService {
 
   /** Null for anything that is not a valid, unexpired token of ours. */
   async verify(token: string): Promise<TokenClaims | null> {
+    const cached = this.verified.get(token);
+    if (cached) {
+      if (cached.expiresAt > this.now().getTime() / 1000) return cached.claims;
+      this.verified.delete(token);
+      return null;
+    }
+    const claims = await this.verifySignature(token);
+    if (claims) {
+      if (this.verified.size >= VERIFIED_CACHE_LIMIT) this.verified.delete(this.verified.keys().next().value!);
+      this.verified.set(token, claims);
+    }
+    return claims?.claims ?? null;
+  }
+
+  private async verifySignature(token: string): Promise<{ claims: TokenClaims; expiresAt: number } | null> {
     try {
       const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], issuer: 'flowsvc', currentDate: this.now() });
-      if (typeof payload.sub !== 'string' || typeof payload.iat !== 'number') return null;
-      return {
+      if (typeof payload.sub !== 'string' || typeof payload.iat !== 'number' || typeof payload.exp !== 'number') return null;
+      const claims = {
         userId: payload.sub,
         orgId: typeof payload.org === 'string' ? payload.org : null,
         workspaceId: typeof payload.ws === 'string' ? payload.ws : null,
         issuedAt: payload.iat,
       };
+      return { claims, expiresAt: payload.exp };
     } catch (err) {
       if (err instanceof errors.JOSEError) return null;
       throw err;

@@ -2,6 +2,7 @@ import type { Bus, Consumer, RunningConsumer } from '../ports/bus.js';
 import type { EventStore, EventSubscription } from '../ports/event-store.js';
 import type { Logger } from '../ports/logger.js';
 import type { CheckpointStore } from '../ports/read-store.js';
+import { CheckpointWriter } from './checkpoint-writer.js';
 import { backoffDelay, handleWithRetry, retryPolicy, sleep, type RetryPolicy } from './retry-handler.js';
 
 export interface EmbeddedBusOptions {
@@ -43,6 +44,7 @@ export class EmbeddedBus implements Bus {
     let subscription: EventSubscription | null = null;
     // Read once before returning so a broken checkpoint store fails start() loudly.
     let after = (await this.checkpoints.get(key)) ?? 0;
+    const checkpoint = new CheckpointWriter(this.checkpoints, key);
 
     const loop = async () => {
       let failures = 0;
@@ -52,7 +54,7 @@ export class EmbeddedBus implements Bus {
           for await (const event of subscription) {
             const outcome = await handleWithRetry(consumer, event, this.policy, log, abort.signal);
             if (outcome === 'aborted') break;
-            await this.checkpoints.set(key, event.position);
+            await checkpoint.note(event.position);
             after = event.position;
             failures = 0;
           }
@@ -77,6 +79,7 @@ export class EmbeddedBus implements Bus {
         abort.abort();
         await subscription?.close();
         await done;
+        await checkpoint.flush();
         log.debug({ position: after }, 'consumer stopped');
       },
     };

@@ -15,6 +15,7 @@ import {
   type SubscribeOptions,
 } from '../ports/event-store.js';
 import { pollingSubscription } from './polling-subscription.js';
+import { RecentEvents } from './recent-events.js';
 
 interface Row {
   position: number;
@@ -98,7 +99,9 @@ export class SqliteEventStore implements EventStore {
     this.appendTransaction = this.db.transaction(this.appendTx);
   }
 
-  private readonly appendTx = (streamId: string, events: NewEvent[], expected: ExpectedRevision): AppendResult => {
+  private readonly recent = new RecentEvents();
+
+  private readonly appendTx = (streamId: string, events: NewEvent[], expected: ExpectedRevision): AppendResult & { recorded: RecordedEvent[] } => {
     const last = this.stmts.lastRevision.get(streamId)?.r ?? null;
     const actual = last === null ? 'no_stream' : last;
     const ok =
@@ -110,27 +113,25 @@ export class SqliteEventStore implements EventStore {
     const category = categoryOf(streamId);
     let revision = last ?? -1;
     let position = 0;
+    const recorded: RecordedEvent[] = [];
     for (const e of events) {
       revision += 1;
-      const info = this.stmts.insert.run(
-        e.id,
-        streamId,
-        category,
-        revision,
-        e.type,
-        e.schemaVersion ?? 1,
-        JSON.stringify(e.data ?? null),
-        JSON.stringify(e.metadata),
-      );
+      const data = JSON.stringify(e.data ?? null);
+      const metadata = JSON.stringify(e.metadata);
+      const schemaVersion = e.schemaVersion ?? 1;
+      const info = this.stmts.insert.run(e.id, streamId, category, revision, e.type, schemaVersion, data, metadata);
       position = Number(info.lastInsertRowid);
+      // Parsed back, so readers get exactly what a read from the table would give them.
+      recorded.push({ id: e.id, type: e.type, streamId, revision, position, schemaVersion, data: JSON.parse(data), metadata: JSON.parse(metadata) });
     }
-    return { revision, position };
+    return { revision, position, recorded };
   };
 
   async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     if (events.length === 0) throw new Error('append needs at least one event');
-    const result = this.appendTransaction.immediate(streamId, events, expected);
-    this.appended.emit('appended', result.position);
+    const { recorded, ...result } = this.appendTransaction.immediate(streamId, events, expected);
+    this.recent.push(recorded);
+    this.appended.emit('appended', categoryOf(streamId));
     return result;
   }
 
@@ -150,6 +151,8 @@ export class SqliteEventStore implements EventStore {
   private readAllSync(options: ReadAllOptions): RecordedEvent[] {
     const after = options.after ?? 0;
     const max = options.maxCount ?? 1000;
+    const recent = this.recent.read(after, this.stmts.head.get()?.p ?? 0, max, options.categories);
+    if (recent) return recent;
     if (!options.categories || options.categories.length === 0) return this.stmts.all.all(after, max).map(toRecorded);
     return this.byCategories(options.categories.length).all(after, ...options.categories, max).map(toRecorded);
   }
@@ -173,8 +176,13 @@ export class SqliteEventStore implements EventStore {
       read: (after) => this.readAll({ after, maxCount: SUBSCRIPTION_BATCH, categories: options.categories }),
       batchSize: SUBSCRIPTION_BATCH,
       onAppend: (listener) => {
-        this.appended.on('appended', listener);
-        return () => this.appended.off('appended', listener);
+        // Wake only for appends to the categories this subscription reads.
+        const categories = options.categories?.length ? options.categories : null;
+        const filtered = (category: string) => {
+          if (!categories || categories.includes(category)) listener();
+        };
+        this.appended.on('appended', filtered);
+        return () => this.appended.off('appended', filtered);
       },
       // Another process may write to the same file; poll as a fallback to the in-process signal.
       pollMs: 250,
