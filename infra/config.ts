@@ -47,6 +47,12 @@ export const configSchema = z.object({
   DEVICE_POLL_INTERVAL_SECONDS: positiveInt(5),
   CLI_TOKEN_TTL_DAYS: positiveInt(90),
   RATE_LIMIT_AUTH_PER_MINUTE: positiveInt(20),
+  /** Service operators (comma-separated emails): only they may use the /admin routes. */
+  ADMIN_EMAILS: z
+    .string()
+    .optional()
+    .transform((v) => (v ? v.split(',').map((e) => e.trim().toLowerCase()).filter(Boolean) : [])),
+  ADMIN_REBUILD_WAIT_MS: z.coerce.number().int().min(0).default(30_000),
   GOOGLE_CLIENT_ID: z.string().optional(),
   GOOGLE_CLIENT_SECRET: z.string().optional(),
   GOOGLE_ISSUER: z.string().regex(/^https?:\/\//).default('https://accounts.google.com'),

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { categoryOf } from '../domain/shared/events.js';
 import type { Projector } from '../projections/projector.js';
+import { ProjectionControl } from './projection-control.js';
 import type { EventStore, EventSubscription } from './ports/event-store.js';
 import type { Logger } from './ports/logger.js';
 import type { ReadStore } from './ports/read-store.js';
@@ -36,6 +37,7 @@ interface Loop {
 export class ProjectionRunner {
   private readonly loops = new Map<string, Loop>();
   private readonly progress = new EventEmitter();
+  private control: ProjectionControl | null = null;
 
   constructor(
     private readonly events: EventStore,
@@ -65,6 +67,8 @@ export class ProjectionRunner {
       return;
     }
     await Promise.all([...this.loops.values()].map((loop) => this.startLoop(loop)));
+    this.control = new ProjectionControl(this.events, this, this.logger, () => new Date());
+    await this.control.start();
   }
 
   private async startLoop(loop: Loop): Promise<void> {
@@ -102,6 +106,8 @@ export class ProjectionRunner {
   }
 
   async stop(): Promise<void> {
+    await this.control?.stop();
+    this.control = null;
     await Promise.all([...this.loops.values()].map((loop) => this.stopLoop(loop)));
   }
 

@@ -1,4 +1,5 @@
 import type { RouteDef } from '../route.js';
+import { adminRoutes } from './admin.js';
 import { apiKeyRoutes } from './api-keys.js';
 import { authRoutes } from './auth.js';
 import { cliRoutes } from './cli.js';
@@ -17,5 +18,6 @@ export const allRoutes: RouteDef[] = [
   ...apiKeyRoutes,
   ...orgRoutes,
   ...cliRoutes,
+  ...adminRoutes,
   ...probeRoutes,
 ];

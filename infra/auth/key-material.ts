@@ -12,8 +12,14 @@ export function loadOrCreateKey(configured: string | undefined, dataDir: string,
   if (existsSync(file)) return Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
   const key = randomBytes(32);
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-  writeFileSync(file, key.toString('base64'), { mode: 0o600 });
-  return key;
+  try {
+    // Exclusive create: processes starting together on one DATA_DIR must all end up with one key.
+    writeFileSync(file, key.toString('base64'), { mode: 0o600, flag: 'wx' });
+    return key;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    return Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
+  }
 }
 
 function decodeKey(value: string): Buffer {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { call } from '../support/http.js';
+import { registerUser } from '../support/identity.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import { availableModes, waitUntil } from '../support/test-service.js';
 
@@ -34,6 +35,7 @@ if (!distributed) console.log('SKIP split roles: needs the distributed adapters 
       DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn',
       MONGODB_URL: process.env.MONGODB_URL!, MONGODB_DB: `roles_${id}`,
       KAFKA_BROKERS: process.env.KAFKA_BROKERS!, KAFKA_TOPIC_PREFIX: `roles-${id}`,
+      ADMIN_EMAILS: `operator-${id}@example.test`, JWT_SECRET: `split-roles-secret-${id}-0123456789abcdef`,
     };
     const [api, projector, worker] = await Promise.all(
       (['api', 'projector', 'worker'] as const).map((role) => startServiceProcess(env, ['--role', role])),
@@ -57,5 +59,13 @@ if (!distributed) console.log('SKIP split roles: needs the distributed adapters 
       return res.body.probe.acknowledgedBy as string | null;
     }, 60_000);
     expect(by).to.match(/^worker:\d+$/);
+
+    // The API process asks, the projector process rebuilds and records the outcome.
+    const operator = await registerUser(api.baseUrl, { email: `operator-${id}@example.test` });
+    const rebuilt = await call(api.baseUrl, 'POST', '/admin/projections/probes/rebuild', undefined, operator.auth);
+    expect(rebuilt.status, rebuilt.text).to.equal(200);
+    expect(rebuilt.body.events).to.be.at.least(3);
+    const after = await call(api.baseUrl, 'GET', `/probes/${probeId}`);
+    expect(after.body.probe).to.include({ value: 7, acknowledgedBy: by });
   });
 });
