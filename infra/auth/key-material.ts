@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -12,13 +12,18 @@ export function loadOrCreateKey(configured: string | undefined, dataDir: string,
   if (existsSync(file)) return Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
   const key = randomBytes(32);
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  // Written aside, then linked into place: link fails if another process got there first, and
+  // nobody ever reads a half-written key. Processes starting together on one DATA_DIR share one key.
+  const aside = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  writeFileSync(aside, key.toString('base64'), { mode: 0o600 });
   try {
-    // Exclusive create: processes starting together on one DATA_DIR must all end up with one key.
-    writeFileSync(file, key.toString('base64'), { mode: 0o600, flag: 'wx' });
+    linkSync(aside, file);
     return key;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     return Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
+  } finally {
+    unlinkSync(aside);
   }
 }
 
