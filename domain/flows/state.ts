@@ -1,0 +1,116 @@
+import { MAX_HISTORY_ENTRIES_PER_NODE } from './limits.js';
+import type { FlowEdge, FlowNode, HistoryEntry, TriggerMethod } from './events.js';
+import type { NodeData, Position } from './node-data.js';
+
+export interface TriggerSettings {
+  enabled: boolean;
+  allowedMethods: TriggerMethod[];
+  inputSchema: Record<string, unknown> | null;
+  /** sha256 hex of the current key; null until a key is generated. */
+  keyHash: string | null;
+  keyCreatedAt: string | null;
+}
+
+/** A trigger nobody configured: off, POST only, no key (so it cannot be called even once enabled). */
+export const DEFAULT_TRIGGER: TriggerSettings = Object.freeze({
+  enabled: false,
+  allowedMethods: ['POST'],
+  inputSchema: null,
+  keyHash: null,
+  keyCreatedAt: null,
+}) as TriggerSettings;
+
+export interface FlowState {
+  exists: boolean;
+  deleted: boolean;
+  id: string;
+  name: string;
+  description: string;
+  archived: boolean;
+  ownerId: string;
+  orgId: string | null;
+  workspaceId: string | null;
+  createdAt: string;
+  /** Last change of the definition, settings or triggers; node history does not count as an edit. */
+  updatedAt: string;
+  /** Revision of the last folded event (0-based, -1 for no event): the flow's public `version` and ETag. */
+  version: number;
+  /** In insertion order, which is the order the API lists them in. */
+  nodes: FlowNode[];
+  edges: FlowEdge[];
+  trigger: TriggerSettings;
+  /** Only nodes whose trigger was ever configured; others use DEFAULT_TRIGGER (see nodeTriggerOf). */
+  nodeTriggers: Record<string, TriggerSettings>;
+  /** Oldest first, at most MAX_HISTORY_ENTRIES_PER_NODE per node. */
+  history: Record<string, HistoryEntry[]>;
+}
+
+export const initialFlowState: FlowState = {
+  exists: false,
+  deleted: false,
+  id: '',
+  name: '',
+  description: '',
+  archived: false,
+  ownerId: '',
+  orgId: null,
+  workspaceId: null,
+  createdAt: '',
+  updatedAt: '',
+  version: -1,
+  nodes: [],
+  edges: [],
+  trigger: DEFAULT_TRIGGER,
+  nodeTriggers: {},
+  history: {},
+};
+
+/** Reads a record without falling back on Object.prototype (a node id is user input). */
+export function own<T>(record: Record<string, T>, key: string): T | undefined {
+  return Object.hasOwn(record, key) ? record[key] : undefined;
+}
+
+export function without<T>(record: Record<string, T>, keys: Iterable<string>): Record<string, T> {
+  const drop = new Set(keys);
+  return Object.fromEntries(Object.entries(record).filter(([k]) => !drop.has(k)));
+}
+
+export const findNode = (state: Pick<FlowState, 'nodes'>, nodeId: string) => state.nodes.find((n) => n.id === nodeId);
+export const findEdge = (state: Pick<FlowState, 'edges'>, edgeId: string) => state.edges.find((e) => e.id === edgeId);
+export const nodeTriggerOf = (state: FlowState, nodeId: string): TriggerSettings => own(state.nodeTriggers, nodeId) ?? DEFAULT_TRIGGER;
+export const historyOf = (state: FlowState, nodeId: string): HistoryEntry[] => own(state.history, nodeId) ?? [];
+
+export interface NodePatch {
+  type?: string;
+  position?: Position;
+  /** Top-level keys replace the node's; a key set to null stays, as null. Nested objects are not merged. */
+  data?: Record<string, unknown>;
+}
+
+/** The one merge rule for NodeUpdated; projections apply it too, so both agree. */
+export function applyNodePatch(node: FlowNode, patch: NodePatch): FlowNode {
+  return {
+    id: node.id,
+    type: patch.type ?? node.type,
+    position: patch.position ?? node.position,
+    data: patch.data ? ({ ...node.data, ...patch.data } as NodeData) : node.data,
+  };
+}
+
+/** The one bounding rule for history: keep the newest MAX_HISTORY_ENTRIES_PER_NODE. Projections apply it too. */
+export function appendHistoryEntry(entries: readonly HistoryEntry[], entry: HistoryEntry): HistoryEntry[] {
+  const next = [...entries, entry];
+  return next.length > MAX_HISTORY_ENTRIES_PER_NODE ? next.slice(next.length - MAX_HISTORY_ENTRIES_PER_NODE) : next;
+}
+
+/** Who may see a flow: its org's workspace, or (personal flows) only its owner in no organization. */
+export interface FlowScope {
+  userId: string;
+  orgId: string | null;
+  workspaceId: string | null;
+}
+
+export function isVisibleTo(flow: Pick<FlowState, 'ownerId' | 'orgId' | 'workspaceId'>, scope: FlowScope): boolean {
+  if (flow.orgId !== scope.orgId || flow.workspaceId !== scope.workspaceId) return false;
+  return flow.orgId !== null || flow.ownerId === scope.userId;
+}
