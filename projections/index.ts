@@ -1,7 +1,8 @@
 import { cliProjectors } from './cli.js';
+import { flowProjectors } from './flows.js';
 import { orgProjectors } from './orgs.js';
 import type { Projector } from './projector.js';
 import { probesProjector } from './probes.js';
 import { userProjectors } from './users.js';
 
-export const allProjectors: Projector[] = [probesProjector, ...userProjectors, ...orgProjectors, ...cliProjectors];
+export const allProjectors: Projector[] = [probesProjector, ...userProjectors, ...orgProjectors, ...cliProjectors, ...flowProjectors];

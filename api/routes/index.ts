@@ -1,5 +1,10 @@
 import type { RouteDef } from '../route.js';
 import { adminRoutes } from './admin.js';
+import { connectionRoutes } from './connections.js';
+import { flowAuditRoutes } from './flow-audit.js';
+import { flowRoutes } from './flows.js';
+import { nodeRoutes } from './nodes.js';
+import { triggerRoutes } from './triggers.js';
 import { apiKeyRoutes } from './api-keys.js';
 import { authRoutes } from './auth.js';
 import { cliRoutes } from './cli.js';
@@ -18,6 +23,11 @@ export const allRoutes: RouteDef[] = [
   ...apiKeyRoutes,
   ...orgRoutes,
   ...cliRoutes,
+  ...flowRoutes,
+  ...nodeRoutes,
+  ...connectionRoutes,
+  ...triggerRoutes,
+  ...flowAuditRoutes,
   ...adminRoutes,
   ...probeRoutes,
 ];

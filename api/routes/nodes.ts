@@ -1,0 +1,4 @@
+import type { RouteDef } from '../route.js';
+
+// Being written (issue 4).
+export const nodeRoutes: RouteDef[] = [];
