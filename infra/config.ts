@@ -53,6 +53,36 @@ export const configSchema = z.object({
     .optional()
     .transform((v) => (v ? v.split(',').map((e) => e.trim().toLowerCase()).filter(Boolean) : [])),
   ADMIN_REBUILD_WAIT_MS: z.coerce.number().int().min(0).default(30_000),
+
+  // Execution and LLM providers (credentials here are the service-wide fallback after user and organization ones)
+  OPENAI_API_KEY: z.string().optional(),
+  OPENAI_BASE_URL: z.string().regex(/^https?:\/\//).default('https://api.openai.com/v1'),
+  ANTHROPIC_API_KEY: z.string().optional(),
+  ANTHROPIC_BASE_URL: z.string().regex(/^https?:\/\//).default('https://api.anthropic.com'),
+  GEMINI_API_KEY: z.string().optional(),
+  GEMINI_BASE_URL: z.string().regex(/^https?:\/\//).default('https://generativelanguage.googleapis.com'),
+  /** JSON overriding the price table: {"openai": {"gpt-4o": {"input": 2.5e-6, "output": 1e-5, "cachedInput": 1.25e-6}}} (USD per token). */
+  LLM_PRICES: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (!v) return undefined;
+      try {
+        return JSON.parse(v) as Record<string, Record<string, Record<string, number>>>;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be JSON' });
+        return z.NEVER;
+      }
+    }),
+  LLM_TIMEOUT_MS: positiveInt(60_000),
+  LLM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+  /** Outbound HTTP (webhook nodes, messaging webhooks, MCP over HTTP) may reach private and loopback addresses. */
+  ALLOW_PRIVATE_NETWORK: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
+  RUN_CONCURRENCY: positiveInt(4),
+  NODE_TIMEOUT_MS: positiveInt(120_000),
   GOOGLE_CLIENT_ID: z.string().optional(),
   GOOGLE_CLIENT_SECRET: z.string().optional(),
   GOOGLE_ISSUER: z.string().regex(/^https?:\/\//).default('https://accounts.google.com'),

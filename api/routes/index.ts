@@ -3,6 +3,7 @@ import { adminRoutes } from './admin.js';
 import { connectionRoutes } from './connections.js';
 import { flowAuditRoutes } from './flow-audit.js';
 import { flowRoutes } from './flows.js';
+import { llmRoutes } from './llm.js';
 import { nodeRoutes } from './nodes.js';
 import { triggerRoutes } from './triggers.js';
 import { apiKeyRoutes } from './api-keys.js';
@@ -28,6 +29,7 @@ export const allRoutes: RouteDef[] = [
   ...connectionRoutes,
   ...triggerRoutes,
   ...flowAuditRoutes,
+  ...llmRoutes,
   ...adminRoutes,
   ...probeRoutes,
 ];
