@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { projectionStreamId } from '../../domain/operations/index.js';
 import { call } from '../support/http.js';
 import { registerUser } from '../support/identity.js';
-import { availableModes, startTestService, type TestService } from '../support/test-service.js';
+import { availableModes, startTestService, waitUntil, type TestService } from '../support/test-service.js';
 
 for (const mode of availableModes()) {
   describe(`admin projections (${mode})`, function () {
@@ -34,7 +34,11 @@ for (const mode of availableModes()) {
     it('rebuilds a projection from the log, answers the count, leaves the read model as it was, and records who asked', async () => {
       const created = await call(svc.baseUrl, 'POST', '/probes', { name: `rebuild ${mode} ${Date.now()}` });
       await call(svc.baseUrl, 'POST', `/probes/${created.body.probe.id}/increment`, { by: 4 });
-      const before = (await call(svc.baseUrl, 'GET', `/probes/${created.body.probe.id}`)).body.probe;
+      // The worker acknowledges new probes: let it, so the read model is stable before comparing.
+      const before = await waitUntil('acknowledgement', async () => {
+        const probe = (await call(svc.baseUrl, 'GET', `/probes/${created.body.probe.id}`)).body.probe;
+        return probe.acknowledgedBy ? probe : null;
+      });
       const operatorToken = (await svc.services.tokens.issue({ userId: await operatorId(), orgId: null, workspaceId: null })).token;
       const res = await call(svc.baseUrl, 'POST', '/admin/projections/probes/rebuild', undefined, { Authorization: `Bearer ${operatorToken}` });
       expect(res.status, res.text).to.equal(200);

@@ -3,7 +3,7 @@
  * a Markdown table (figure, target, met) at the end for the README.
  *
  *   npm run bench                      every benchmark (about 1–2 minutes on 2 cores)
- *   npm run bench -- appends lag       only some: appends, replay, lag, kafka, http, auth
+ *   npm run bench -- appends lag       only some: appends, replay, lag, kafka, http, auth, flows
  *
  * Exit code: 0 when every benchmark ran (whether or not targets are met), 1 when one failed.
  * The Kafka lag benchmark needs KAFKA_BROKERS (else a SKIP line).
@@ -11,6 +11,7 @@
 import os from 'node:os';
 import { benchAppends } from './appends.js';
 import { benchAuth } from './auth.js';
+import { benchFlows } from './flows.js';
 import { benchHttp } from './http.js';
 import { benchKafkaLag } from './kafka-lag.js';
 import { benchEmbeddedLag } from './lag.js';
@@ -24,6 +25,7 @@ const benchmarks: Record<string, (report: Report) => Promise<void>> = {
   kafka: benchKafkaLag,
   http: benchHttp,
   auth: benchAuth,
+  flows: benchFlows,
 };
 
 /** Hard bound on the whole run: whatever hangs, the process ends. */

@@ -1,0 +1,102 @@
+import type { Context, Middleware } from 'koa';
+import { DomainError } from '../../domain/shared/decider.js';
+import { DEFAULT_TRIGGER, flowNotFound, nodeNotFound, type TriggerMethod } from '../../domain/flows/index.js';
+import { constantTimeEqual, randomSecret, sha256 } from '../../infra/auth/secrets.js';
+import type { Services } from '../../infra/services.js';
+import { getFlow, getTriggerKeyHash } from '../../projections/flows.js';
+
+/**
+ * The key check of the public trigger routes (`X-Trigger-Key`). A trigger key is a random secret
+ * shown once; only its sha256 is stored (event and `trigger_keys` read model).
+ *
+ * Order of the answers, so that a caller without the right key learns nothing: 401 first (a
+ * missing key, a wrong key and a flow or node that does not exist all give the very same body,
+ * after the same work: one read, one hash, one constant-time comparison), then — only for the
+ * holder of a valid key — 404 (the flow or node went away), 403 (trigger disabled), 405 (method).
+ */
+
+export const TRIGGER_KEY_HEADER = 'X-Trigger-Key';
+export const TRIGGER_KEY_PREFIX = 'ftk_';
+
+/** A new key and the hash to store (RegenerateFlowTriggerKey / RegenerateNodeTriggerKey). */
+export function generateTriggerKey(): { key: string; keyHash: string } {
+  const key = `${TRIGGER_KEY_PREFIX}${randomSecret()}`;
+  return { key, keyHash: sha256(key) };
+}
+
+// Compared against when nothing is stored, so "no such trigger" costs what "wrong key" costs.
+const UNMATCHABLE_HASH = sha256(`unmatchable:${randomSecret()}`);
+
+export const invalidTriggerKey = () => new DomainError('INVALID_TRIGGER_KEY', 'missing or invalid trigger key', 401);
+
+type FlowDoc = NonNullable<Awaited<ReturnType<typeof getFlow>>>;
+interface TriggerSettingsView {
+  enabled: boolean;
+  allowedMethods: TriggerMethod[];
+  inputSchema: Record<string, unknown> | null;
+}
+
+export interface VerifiedTrigger {
+  flow: FlowDoc;
+  /** null for the flow's own trigger. */
+  nodeId: string | null;
+  /** The settings of the trigger that was called (the flow's or the node's). */
+  trigger: TriggerSettingsView;
+}
+
+/**
+ * Checks `presentedKey` against the flow's (nodeId null) or the node's trigger key, then that the
+ * flow and node still exist, the trigger is enabled and, when `method` is given, allowed.
+ */
+export async function verifyTriggerKey(
+  services: Pick<Services, 'readStore'>,
+  flowId: string,
+  nodeId: string | null,
+  presentedKey: string | undefined,
+  method?: string,
+): Promise<VerifiedTrigger> {
+  const stored = await getTriggerKeyHash(services.readStore, flowId, nodeId);
+  const matches = constantTimeEqual(sha256(presentedKey ?? ''), stored ?? UNMATCHABLE_HASH);
+  if (!matches || stored === null || !presentedKey) throw invalidTriggerKey();
+
+  const flow = await getFlow(services.readStore, flowId, null);
+  if (!flow) throw flowNotFound();
+  let trigger: TriggerSettingsView = flow.trigger;
+  if (nodeId !== null) {
+    if (!flow.nodes.some((n) => n.id === nodeId)) throw nodeNotFound(nodeId);
+    trigger = (Object.hasOwn(flow.nodeTriggers, nodeId) ? flow.nodeTriggers[nodeId] : null) ?? DEFAULT_TRIGGER;
+  }
+  if (!trigger.enabled) throw new DomainError('TRIGGER_DISABLED', `this ${nodeId === null ? 'flow' : 'node'}'s trigger is disabled`, 403);
+  if (method !== undefined && !trigger.allowedMethods.includes(method.toUpperCase() as TriggerMethod)) {
+    throw new DomainError('TRIGGER_METHOD_NOT_ALLOWED', `${method.toUpperCase()} is not allowed on this trigger`, 405, { allowedMethods: trigger.allowedMethods });
+  }
+  return { flow, nodeId, trigger };
+}
+
+/** The key a request presents, from `X-Trigger-Key` only: keys in URLs end up in access logs. */
+export function presentedTriggerKey(ctx: Pick<Context, 'get'>): string | undefined {
+  return ctx.get(TRIGGER_KEY_HEADER) || undefined;
+}
+
+/** For a route handler: verifies the request's key and method; a 405 also sets `Allow`. */
+export async function requireTriggerKey(services: Pick<Services, 'readStore'>, ctx: Context, flowId: string, nodeId: string | null): Promise<VerifiedTrigger> {
+  try {
+    return await verifyTriggerKey(services, flowId, nodeId, presentedTriggerKey(ctx), ctx.method);
+  } catch (err) {
+    if (err instanceof DomainError && err.status === 405) ctx.set('Allow', (err.details as { allowedMethods: string[] }).allowedMethods.join(', '));
+    throw err;
+  }
+}
+
+/**
+ * Koa middleware for routes with `:flowId` (and optionally `:nodeId`) path parameters: on success
+ * the verified trigger is in `ctx.state.trigger`; failures throw for the error handler to answer.
+ */
+export function triggerKeyMiddleware(services: Pick<Services, 'readStore'>): Middleware {
+  return async (ctx, next) => {
+    const params = (ctx as Context & { params?: Record<string, string> }).params ?? {};
+    if (!params.flowId) throw invalidTriggerKey();
+    ctx.state.trigger = await requireTriggerKey(services, ctx, params.flowId, params.nodeId ?? null);
+    await next();
+  };
+}
