@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { MAX_EDGES_PER_FLOW, connectionShape, findEdge, idSchema, validateGraph, type FlowEdge } from '../../domain/flows/index.js';
 import { InvalidCursorError } from '../../infra/ports/read-store.js';
 import { defineRoute } from '../route.js';
-import { etagOf, visibleFlow, writeFlow } from './flows-support.js';
+import { edgeOut, etagOf, flowParams, visibleFlow, writeFlow } from './flows-support.js';
 import { MAX_PAGE_SIZE } from './pagination.js';
 
 /**
@@ -13,18 +13,8 @@ import { MAX_PAGE_SIZE } from './pagination.js';
  * version as ETag.
  */
 
-const flowParams = z.strictObject({ flowId: idSchema });
 const connectionParams = z.strictObject({ flowId: idSchema, connectionId: idSchema });
-
-const edgeSchema = z.object({
-  id: z.string(),
-  source: z.string(),
-  target: z.string(),
-  sourceHandle: z.string().nullable().optional(),
-  targetHandle: z.string().nullable().optional(),
-  label: z.string().nullable().optional(),
-  data: z.record(z.string(), z.unknown()).optional(),
-});
+const edgeSchema = edgeOut;
 const problemSchema = z.object({
   code: z.string(),
   message: z.string(),

@@ -58,7 +58,7 @@ export const nodeOut = z.object({
     })
     .describe('every field the client sent is kept'),
 });
-const edgeOut = z.object({
+export const edgeOut = z.object({
   id: z.string(),
   source: z.string(),
   target: z.string(),
