@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { priceTable } from './llm/prices.js';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 const optionalUrl = (protocols: RegExp) =>
@@ -107,6 +108,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const parsed = configSchema.safeParse(env);
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message} (got ${JSON.stringify(env[String(i.path[0])])})`));
+  }
+  try {
+    // Checked now so that a bad price entry stops the start instead of failing the first paid call.
+    priceTable(parsed.data.LLM_PRICES);
+  } catch (err) {
+    throw new ConfigError([(err as Error).message]);
   }
   return parsed.data;
 }

@@ -1,4 +1,190 @@
-import type { RouteDef } from '../route.js';
+import { performance } from 'node:perf_hooks';
+import { z } from 'zod';
+import { recordLlmSpend } from '../../commands/orgs-budget.js';
+import { spendPeriodOf, spendStreamId } from '../../domain/orgs/spend.js';
+import { DomainError } from '../../domain/shared/decider.js';
+import { LLM_PROVIDER_IDS, LlmProviderError, isLlmAbort, type LlmMessage, type LlmProviderId } from '../../infra/ports/llm.js';
+import { LLM_PROVIDER_NAMES, assertWithinBudget, catalogueOf, isKnownModel, listModelsPerProvider, llmCredentials, llmProviderFor } from '../../infra/llm/registry.js';
+import { errorBody } from '../errors.js';
+import { defineRoute, type RouteInput } from '../route.js';
 
-// Being written (issue 5).
-export const llmRoutes: RouteDef[] = [];
+const tag = 'LLM';
+const providerId = z.enum(LLM_PROVIDER_IDS);
+
+const providerSchema = z.object({
+  id: providerId,
+  name: z.string(),
+  configured: z.boolean().describe('for this caller: an organization credential or the service-wide key'),
+  source: z.enum(['organization', 'environment', 'builtin']).nullable(),
+  models: z.array(z.string()).describe('models of the price table'),
+  anyModel: z.boolean().describe('accepts any model name (offline, OpenAI-compatible servers)'),
+});
+
+const providerModelsSchema = z.object({
+  id: providerId,
+  configured: z.boolean(),
+  source: z.enum(['provider', 'price_table', 'builtin']).describe("provider: its own list endpoint answered; price_table: not configured, or the list call failed (see error)"),
+  models: z.array(z.string()),
+  anyModel: z.boolean(),
+  error: z.string().optional(),
+});
+
+const processBody = z.strictObject({
+  provider: providerId,
+  model: z.string().trim().min(1).max(200),
+  prompt: z.string().min(1).max(200_000),
+  system: z.string().max(100_000).optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  maxTokens: z.number().int().min(1).max(200_000).optional(),
+});
+
+const processReply = z.object({
+  success: z.literal(true),
+  output: z.string(),
+  usage: z.object({
+    total_tokens: z.number(),
+    prompt_tokens: z.number(),
+    completion_tokens: z.number(),
+    cached_tokens: z.number(),
+    cache_write_tokens: z.number(),
+    cost: z.number().describe('US dollars, from the price table'),
+  }),
+  provider: providerId,
+  model: z.string().describe('the model that answered, as the provider named it'),
+  finishReason: z.enum(['stop', 'length', 'content_filter', 'tool_calls', 'other']),
+  priced: z.boolean().describe('false when the model has no price table entry (cost 0)'),
+  executionTime: z.number().describe('milliseconds'),
+});
+
+const callerOf = (principal: RouteInput<unknown, unknown, unknown>['principal']) => ({ orgId: principal?.orgId ?? null });
+
+/** Aborts the provider call when the client goes away: nobody will read the answer. */
+function abortOnDisconnect(koa: RouteInput<unknown, unknown, unknown>['koa']): AbortSignal {
+  const controller = new AbortController();
+  koa.res.once('close', () => {
+    if (!koa.res.writableFinished) controller.abort(new Error('client disconnected'));
+  });
+  return controller.signal;
+}
+
+/** A provider failure as the API answers it: 400 when not configured, else 502 with the provider's code. */
+function providerFailure(err: LlmProviderError) {
+  const status = err.code === 'PROVIDER_NOT_CONFIGURED' ? 400 : 502;
+  const headers: Record<string, string> = err.retryAfter !== undefined ? { 'Retry-After': String(Math.ceil(err.retryAfter)) } : {};
+  return { status, body: errorBody(err.code, err.message, err.toDetails()), headers };
+}
+
+/** The LLM group of the catalog: which providers a caller can use, their models, and one-shot text processing. */
+export const llmRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/llm/providers',
+    operationId: 'listLlmProviders',
+    summary: 'LLM providers and whether each is configured for the caller (organization credentials, else the service-wide keys)',
+    tag,
+    auth: 'bearer',
+    responses: {
+      200: { description: 'providers', schema: z.object({ success: z.literal(true), providers: z.array(providerSchema), problem: z.string().nullable() }) },
+      401: { description: 'no or bad credentials' },
+    },
+    async handler({ principal, services }) {
+      const credentials = await llmCredentials(services, callerOf(principal));
+      const providers = LLM_PROVIDER_IDS.map((id) => {
+        const credential = credentials.byProvider[id];
+        return { id, name: LLM_PROVIDER_NAMES[id], configured: Boolean(credential), source: credential?.source ?? null, ...catalogueOf(services.config, id) };
+      });
+      return { status: 200, body: { success: true, providers, problem: credentials.problem } };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/llm/models',
+    operationId: 'listLlmModels',
+    summary: "models per provider: from the provider's list endpoint when it is configured and answers, else from the price table (`source` says which)",
+    tag,
+    auth: 'bearer',
+    query: z.strictObject({ provider: providerId.optional() }),
+    responses: {
+      200: { description: 'models per provider', schema: z.object({ success: z.literal(true), providers: z.array(providerModelsSchema) }) },
+      400: { description: 'unknown provider' },
+      401: { description: 'no or bad credentials' },
+    },
+    async handler({ principal, services, query }) {
+      const providers = await listModelsPerProvider(services, callerOf(principal), query.provider ? [query.provider] : LLM_PROVIDER_IDS);
+      return { status: 200, body: { success: true, providers } };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/llm/process',
+    operationId: 'processWithLlm',
+    summary: 'put a prompt (and optional system message) to a provider and model; usage and cost from the answer. Over-budget organizations get 402 before any call.',
+    tag,
+    auth: 'bearer',
+    body: processBody,
+    responses: {
+      200: { description: 'the answer', schema: processReply },
+      400: { description: 'invalid input, unknown model (UNKNOWN_MODEL), or provider not configured (PROVIDER_NOT_CONFIGURED)' },
+      401: { description: 'no or bad credentials' },
+      402: { description: 'the organization has spent its monthly LLM budget (BUDGET_EXCEEDED)' },
+      502: { description: 'the provider failed: PROVIDER_ERROR, PROVIDER_TIMEOUT, PROVIDER_RATE_LIMITED (with Retry-After) or PROVIDER_BAD_RESPONSE' },
+    },
+    async handler({ principal, services, body, command, settle, koa }) {
+      const caller = callerOf(principal);
+      const provider = body.provider as LlmProviderId;
+      if (!isKnownModel(services.config, provider, body.model)) {
+        const known = catalogueOf(services.config, provider).models;
+        const message = `unknown model for ${provider}; known: ${known.join(', ')} (add others with LLM_PRICES)`;
+        throw new DomainError('UNKNOWN_MODEL', message, 400, { fields: [{ field: 'body.model', message }], known });
+      }
+      await assertWithinBudget(services, caller, provider);
+      const messages: LlmMessage[] = [...(body.system ? [{ role: 'system' as const, content: body.system }] : []), { role: 'user', content: body.prompt }];
+      const started = performance.now();
+      let result;
+      try {
+        const llm = await llmProviderFor(services, caller, provider);
+        result = await llm.complete({ model: body.model, messages, temperature: body.temperature, maxTokens: body.maxTokens, signal: abortOnDisconnect(koa) });
+      } catch (err) {
+        if (err instanceof LlmProviderError) {
+          if (err.code !== 'PROVIDER_NOT_CONFIGURED') services.logger.warn({ provider, code: err.code, status: err.status, requestId: command.requestId }, 'LLM provider failed');
+          return providerFailure(err);
+        }
+        if (isLlmAbort(err)) throw new DomainError('REQUEST_ABORTED', 'the client closed the connection', 499);
+        throw err;
+      }
+      const executionTime = Math.round(performance.now() - started);
+      if (caller.orgId && result.cost > 0) {
+        // The answer is paid for either way: a failure to record it is logged, not turned into an error the client would retry.
+        // The spend id is ours, not the client's X-Request-Id: a reused header must not make calls free.
+        try {
+          const at = command.now.toISOString();
+          const spend = await recordLlmSpend(services.eventStore, command, { orgId: caller.orgId, amountUsd: result.cost, spendId: `llm-process:${services.newId()}`, at });
+          await settle(spend.position, spendStreamId(caller.orgId, spendPeriodOf(at)));
+        } catch (err) {
+          services.logger.error({ err, orgId: caller.orgId, cost: result.cost }, 'LLM spend not recorded');
+        }
+      }
+      const { usage } = result;
+      return {
+        status: 200,
+        body: {
+          success: true,
+          output: result.text,
+          usage: {
+            total_tokens: usage.totalTokens,
+            prompt_tokens: usage.promptTokens,
+            completion_tokens: usage.completionTokens,
+            cached_tokens: usage.cachedTokens,
+            cache_write_tokens: usage.cacheWriteTokens,
+            cost: result.cost,
+          },
+          provider: result.provider,
+          model: result.model,
+          finishReason: result.finishReason,
+          priced: result.priced,
+          executionTime,
+        },
+      };
+    },
+  }),
+];

@@ -1,0 +1,139 @@
+import { z } from 'zod';
+import type { LlmFinishReason, LlmProvider, LlmRequest, LlmResult, LlmUsage } from '../ports/llm.js';
+import { badResponse } from './errors.js';
+import { getJson, readSse, send, sseJson, trimSlash, withProviderCall, type AdapterSettings, type ProviderCall } from './http.js';
+import { charge } from './prices.js';
+
+/**
+ * OpenAI Chat Completions, and every server that speaks it (vLLM, llama.cpp server, Ollama's
+ * /v1, LM Studio): `POST {baseUrl}/chat/completions`, `GET {baseUrl}/models`. The base URL
+ * includes the version segment (`https://api.openai.com/v1`, `http://localhost:11434/v1`).
+ */
+
+const usageSchema = z.object({
+  prompt_tokens: z.number().int().nonnegative().default(0),
+  completion_tokens: z.number().int().nonnegative().default(0),
+  total_tokens: z.number().int().nonnegative().optional(),
+  // A subset of prompt_tokens, billed at the cached rate.
+  prompt_tokens_details: z.object({ cached_tokens: z.number().int().nonnegative().nullish() }).nullish(),
+});
+
+const completionSchema = z.object({
+  model: z.string().optional(),
+  choices: z
+    .array(z.object({ message: z.object({ content: z.string().nullish(), refusal: z.string().nullish() }), finish_reason: z.string().nullish() }))
+    .min(1),
+  // Some compatible servers omit usage; the call then reports zero tokens rather than failing.
+  usage: usageSchema.nullish(),
+});
+
+const chunkSchema = z.object({
+  model: z.string().optional(),
+  choices: z.array(z.object({ delta: z.object({ content: z.string().nullish() }).nullish(), finish_reason: z.string().nullish() })).default([]),
+  usage: usageSchema.nullish(),
+  error: z.object({ message: z.string().optional() }).nullish(),
+});
+
+const modelsSchema = z.object({ data: z.array(z.object({ id: z.string() })) });
+
+export function finishReasonOf(reason: string | null | undefined): LlmFinishReason {
+  switch (reason) {
+    case 'stop':
+      return 'stop';
+    case 'length':
+      return 'length';
+    case 'content_filter':
+      return 'content_filter';
+    case 'tool_calls':
+    case 'function_call':
+      return 'tool_calls';
+    default:
+      return 'other';
+  }
+}
+
+function usageOf(usage: z.infer<typeof usageSchema> | null | undefined): LlmUsage {
+  const promptTokens = usage?.prompt_tokens ?? 0;
+  const completionTokens = usage?.completion_tokens ?? 0;
+  return {
+    promptTokens,
+    completionTokens,
+    cachedTokens: usage?.prompt_tokens_details?.cached_tokens ?? 0,
+    cacheWriteTokens: 0,
+    totalTokens: usage?.total_tokens ?? promptTokens + completionTokens,
+  };
+}
+
+export function createOpenAiCompatibleProvider(id: 'openai' | 'openai_compatible', settings: AdapterSettings): LlmProvider {
+  const base = trimSlash(settings.baseUrl);
+  const headers: Record<string, string> = settings.apiKey ? { authorization: `Bearer ${settings.apiKey}` } : {};
+
+  const body = (request: LlmRequest) => ({
+    model: request.model,
+    messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
+    ...(request.temperature !== undefined && { temperature: request.temperature }),
+    // OpenAI's reasoning models refuse max_tokens; self-hosted servers mostly know only max_tokens.
+    ...(request.maxTokens !== undefined && (id === 'openai' ? { max_completion_tokens: request.maxTokens } : { max_tokens: request.maxTokens })),
+    ...(request.stream && { stream: true, stream_options: { include_usage: true } }),
+  });
+
+  const result = (request: LlmRequest, text: string, usage: LlmUsage, model: string | undefined, finish: string | null | undefined, raw?: unknown): LlmResult => ({
+    text,
+    usage,
+    ...charge(settings.prices, id, usage, request.model, model ?? request.model),
+    model: model ?? request.model,
+    provider: id,
+    finishReason: finishReasonOf(finish),
+    ...(raw !== undefined && { raw }),
+  });
+
+  async function once(call: ProviderCall, request: LlmRequest): Promise<LlmResult> {
+    const json = await getJson(call, { url: `${base}/chat/completions`, headers, body: body(request) });
+    const parsed = completionSchema.safeParse(json);
+    if (!parsed.success) throw badResponse(id, `not a chat completion (${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message})`);
+    const choice = parsed.data.choices[0];
+    return result(request, choice.message.content ?? choice.message.refusal ?? '', usageOf(parsed.data.usage), parsed.data.model, choice.finish_reason, json);
+  }
+
+  async function streamed(call: ProviderCall, request: LlmRequest): Promise<LlmResult> {
+    const response = await send(call, { url: `${base}/chat/completions`, headers: { ...headers, accept: 'text/event-stream' }, body: body(request) });
+    let text = '';
+    let model: string | undefined;
+    let finish: string | null | undefined;
+    let usage: LlmUsage | null = null;
+    let done = false;
+    for await (const event of readSse(response)) {
+      if (event.data === '[DONE]') {
+        done = true;
+        break;
+      }
+      const parsed = chunkSchema.safeParse(sseJson(id, event.data));
+      if (!parsed.success) throw badResponse(id, 'a stream chunk is not a chat completion chunk');
+      if (parsed.data.error) throw badResponse(id, `error in the stream: ${parsed.data.error.message ?? 'no details'}`);
+      model ??= parsed.data.model;
+      // The final chunk (choices: []) carries the usage when stream_options.include_usage is set.
+      if (parsed.data.usage) usage = usageOf(parsed.data.usage);
+      for (const choice of parsed.data.choices) {
+        const delta = choice.delta?.content;
+        if (delta) {
+          text += delta;
+          request.onDelta?.(delta);
+        }
+        if (choice.finish_reason) finish = choice.finish_reason;
+      }
+    }
+    if (!done && !finish) throw badResponse(id, 'the stream ended before the answer did');
+    return result(request, text, usage ?? usageOf(null), model, finish);
+  }
+
+  return {
+    id,
+    complete: (request) => withProviderCall(id, settings.limits, request.signal, (call) => (request.stream ? streamed(call, request) : once(call, request))),
+    listModels: (signal) =>
+      withProviderCall(id, settings.limits, signal, async (call) => {
+        const parsed = modelsSchema.safeParse(await getJson(call, { url: `${base}/models`, headers }, 0));
+        if (!parsed.success) throw badResponse(id, 'the model list is not {data: [{id}]}');
+        return parsed.data.data.map((m) => m.id).sort();
+      }),
+  };
+}

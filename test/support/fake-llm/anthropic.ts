@@ -1,0 +1,75 @@
+import type { ServerResponse } from 'node:http';
+import { FakeLlmServer, type CapturedRequest, type WireFormat } from './server.js';
+
+/** Cache counters are separate from input_tokens in Anthropic's usage. */
+export const ANTHROPIC_DEFAULT_USAGE = { input_tokens: 100, output_tokens: 50, cache_creation_input_tokens: 200, cache_read_input_tokens: 700 };
+
+async function messages(req: CapturedRequest, res: ServerResponse, fake: FakeLlmServer) {
+  const model = String(req.body?.model ?? 'unknown');
+  const usage = { ...ANTHROPIC_DEFAULT_USAGE, ...fake.usage };
+  if (typeof req.body?.max_tokens !== 'number') return fake.json(res, 400, anthropicWire.errorBody(400, 'max_tokens: Field required'));
+  if (!req.body?.stream) {
+    if (fake.malformed) return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"type": "message", "content": [');
+    return fake.json(res, 200, {
+      id: 'msg_fake',
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [{ type: 'text', text: fake.text }],
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+      usage,
+    });
+  }
+  const send = fake.sse(res);
+  await send(
+    {
+      type: 'message_start',
+      message: { id: 'msg_fake', type: 'message', role: 'assistant', model, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } },
+    },
+    'message_start',
+  );
+  await send({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }, 'content_block_start');
+  await send({ type: 'ping' }, 'ping');
+  if (fake.malformed) {
+    await send('{"type": "content_block_delta", "delta": ', 'content_block_delta');
+    return void res.end();
+  }
+  for (const piece of fake.pieces()) await send({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: piece } }, 'content_block_delta');
+  await send({ type: 'content_block_stop', index: 0 }, 'content_block_stop');
+  await send({ type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: usage.output_tokens } }, 'message_delta');
+  await send({ type: 'message_stop' }, 'message_stop');
+  res.end();
+}
+
+export const anthropicWire: WireFormat = {
+  name: 'anthropic',
+  checkAuth(req, apiKey) {
+    if (req.headers['x-api-key'] !== apiKey) return { status: 401, message: 'invalid x-api-key' };
+    if (req.headers['anthropic-version'] !== '2023-06-01') return { status: 400, message: 'anthropic-version: header is required' };
+    return null;
+  },
+  errorBody(status, message) {
+    const type = status === 429 ? 'rate_limit_error' : status === 529 ? 'overloaded_error' : status === 401 ? 'authentication_error' : status >= 500 ? 'api_error' : 'invalid_request_error';
+    return { type: 'error', error: { type, message } };
+  },
+  async handle(req, res, fake) {
+    if (req.method === 'POST' && req.path === '/v1/messages') {
+      await messages(req, res, fake);
+      return true;
+    }
+    if (req.method === 'GET' && req.path === '/v1/models') {
+      if (fake.modelsFail) fake.json(res, 500, this.errorBody(500, 'models unavailable'));
+      else fake.json(res, 200, { data: fake.models.map((id) => ({ type: 'model', id, display_name: id, created_at: '2025-01-01T00:00:00Z' })), has_more: false, first_id: null, last_id: null });
+      return true;
+    }
+    return false;
+  },
+};
+
+/** Anthropic Messages on 127.0.0.1; point ANTHROPIC_BASE_URL at `fake.url`. */
+export async function startFakeAnthropic(): Promise<FakeLlmServer> {
+  const fake = await new FakeLlmServer(anthropicWire).start();
+  fake.models = ['claude-3-5-haiku-latest', 'claude-sonnet-4-0', 'claude-fake-live'];
+  return fake;
+}

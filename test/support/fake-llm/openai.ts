@@ -1,0 +1,69 @@
+import type { ServerResponse } from 'node:http';
+import { FakeLlmServer, type CapturedRequest, type WireFormat } from './server.js';
+
+/** The usage the fake reports unless a test overrides fields: 400 of the 1000 prompt tokens were cached. */
+export const OPENAI_DEFAULT_USAGE = { prompt_tokens: 1000, completion_tokens: 200, total_tokens: 1200, cached_tokens: 400 };
+/** The fake answers with a dated snapshot of the model asked for, as OpenAI does. */
+export const openAiSnapshot = (model: string) => `${model}-2024-08-06`;
+
+function usageOf(fake: FakeLlmServer) {
+  const u = { ...OPENAI_DEFAULT_USAGE, ...fake.usage };
+  return { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.total_tokens, prompt_tokens_details: { cached_tokens: u.cached_tokens } };
+}
+
+async function chat(req: CapturedRequest, res: ServerResponse, fake: FakeLlmServer) {
+  const model = openAiSnapshot(String(req.body?.model ?? 'unknown'));
+  if (!req.body?.stream) {
+    if (fake.malformed) return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"id": "chatcmpl-1", "choices": [{"message": ');
+    return fake.json(res, 200, {
+      id: 'chatcmpl-fake',
+      object: 'chat.completion',
+      created: 1_700_000_000,
+      model,
+      choices: [{ index: 0, message: { role: 'assistant', content: fake.text, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+      usage: usageOf(fake),
+    });
+  }
+  const send = fake.sse(res);
+  const base = { id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1_700_000_000, model };
+  await send({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }], usage: null });
+  if (fake.malformed) {
+    await send('{"choices": [ {"delta": ');
+    return void res.end();
+  }
+  for (const piece of fake.pieces()) await send({ ...base, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }], usage: null });
+  await send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], usage: null });
+  // With stream_options.include_usage the usage comes last, in a chunk with no choices.
+  if (req.body?.stream_options?.include_usage) await send({ ...base, choices: [], usage: usageOf(fake) });
+  await send('[DONE]');
+  res.end();
+}
+
+export const openAiWire: WireFormat = {
+  name: 'openai',
+  checkAuth(req, apiKey) {
+    return req.headers.authorization === `Bearer ${apiKey}` ? null : { status: 401, message: 'Incorrect API key provided' };
+  },
+  errorBody(status, message) {
+    return { error: { message, type: status === 429 ? 'rate_limit_exceeded' : 'server_error', param: null, code: null } };
+  },
+  async handle(req, res, fake) {
+    if (req.method === 'POST' && req.path === '/v1/chat/completions') {
+      await chat(req, res, fake);
+      return true;
+    }
+    if (req.method === 'GET' && req.path === '/v1/models') {
+      if (fake.modelsFail) fake.json(res, 500, this.errorBody(500, 'models unavailable'));
+      else fake.json(res, 200, { object: 'list', data: fake.models.map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'fake' })) });
+      return true;
+    }
+    return false;
+  },
+};
+
+/** OpenAI Chat Completions on 127.0.0.1; point OPENAI_BASE_URL at `${fake.url}/v1`. */
+export async function startFakeOpenAi(): Promise<FakeLlmServer> {
+  const fake = await new FakeLlmServer(openAiWire).start();
+  fake.models = ['gpt-4o', 'gpt-4o-mini', 'gpt-4.1', 'fake-live-model'];
+  return fake;
+}
