@@ -1,0 +1,73 @@
+import type { ConditionalResult, NodeError, NodeUsage, OverrideConfig, RunMode } from './events.js';
+
+/**
+ * Commands of the run aggregate (stream `run-<processId>`). Ids and time come in the command.
+ *
+ * `workerId` is the fencing token of a claimed run: the node commands carry it, and a worker that
+ * lost the run (another one resumed it after taking it for dead) is refused with
+ * RUN_CLAIMED_BY_OTHER_WORKER instead of writing over the new owner's work. Commands a supervisor
+ * may issue (FailRun, CompleteRun, ConfirmStop) take it optionally.
+ */
+interface Base {
+  at: string;
+}
+
+export interface RequestRunCommand extends Base {
+  type: 'RequestRun';
+  processId: string;
+  flowId: string;
+  flowVersion: number;
+  ownerId: string;
+  orgId: string | null;
+  workspaceId: string | null;
+  mode: RunMode;
+  /** Required with mode `node`. */
+  nodeId?: string | null;
+  /** The flow's nodes and edges at flowVersion, as stored (FlowState's); the decider snapshots them. */
+  nodes: ReadonlyArray<{ id: string; data: unknown }>;
+  edges: ReadonlyArray<{ id: string; source: string; target: string }>;
+  inputs: Record<string, unknown>;
+  async: boolean;
+  requestedBy: string | null;
+  source?: string;
+  saveToHistory?: boolean;
+  overrideConfig?: OverrideConfig | null;
+  idempotencyKey?: string | null;
+  /**
+   * A synchronous run executed by the process that asks for it: claimed in the same decision
+   * (RunRequested + RunStarted in one append).
+   */
+  claimBy?: string;
+}
+
+export type RunCommand =
+  | RequestRunCommand
+  | (Base & { type: 'ClaimRun'; workerId: string })
+  | (Base & { type: 'StartNode'; workerId: string; nodeId: string })
+  | (Base & {
+      type: 'CompleteNode';
+      workerId: string;
+      nodeId: string;
+      /** When given, must be the node's current attempt (a late answer of an earlier attempt is refused). */
+      attempt?: number;
+      output: unknown;
+      metadata?: Record<string, unknown>;
+      conditionalResults?: ConditionalResult[];
+      usage?: NodeUsage;
+      /** Milliseconds. */
+      executionTime: number;
+    })
+  | (Base & { type: 'FailNode'; workerId: string; nodeId: string; attempt?: number; error: NodeError; executionTime: number })
+  /** Records skips the scheduler computes; the decider records them by itself after each step, so this is a repair path. */
+  | (Base & { type: 'SkipNodes'; workerId: string; skips: Array<{ nodeId: string; reason: string }> })
+  | (Base & { type: 'CompleteRun'; workerId?: string })
+  | (Base & { type: 'FailRun'; workerId?: string; reason: string; code?: string; nodeId?: string | null })
+  | (Base & { type: 'RequestStop'; by: string | null })
+  | (Base & { type: 'ConfirmStop'; workerId?: string })
+  /**
+   * The caller judged the run's worker dead: `workerId` takes over. Nodes that were running start
+   * again (attempt + 1), up to `maxAttempts` (default MAX_NODE_ATTEMPTS); past it the run fails.
+   */
+  | (Base & { type: 'ResumeRun'; workerId: string; maxAttempts?: number });
+
+export type RunCommandOf<T extends RunCommand['type']> = Extract<RunCommand, { type: T }>;

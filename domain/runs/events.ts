@@ -1,0 +1,118 @@
+import { z } from 'zod';
+import { MAX_ID_LENGTH, MAX_SHORT_TEXT_LENGTH } from '../flows/limits.js';
+import { runDefinitionSchema } from './definition.js';
+import { MAX_ERROR_MESSAGE_LENGTH, MAX_SKIP_REASON_LENGTH } from './limits.js';
+
+/**
+ * Every event of a `run-<processId>` stream. Who asked is in the event metadata (`actorId`) as
+ * well; RunRequested repeats it because public-trigger runs have no actor.
+ */
+export const RUN_MODES = ['flow', 'node'] as const;
+export type RunMode = (typeof RUN_MODES)[number];
+
+const at = z.string().min(1);
+const id = z.string().min(1).max(MAX_ID_LENGTH);
+const jsonRecord = z.record(z.string(), z.json());
+
+/** The seed's `usage`, in its snake_case; providers' extra counters (cached_tokens, …) pass through. */
+export const nodeUsageSchema = z.looseObject({
+  total_tokens: z.number().int().min(0),
+  prompt_tokens: z.number().int().min(0).optional(),
+  completion_tokens: z.number().int().min(0).optional(),
+  /** US dollars. */
+  cost: z.number().min(0),
+});
+export type NodeUsage = z.infer<typeof nodeUsageSchema>;
+
+/** The seed's `overrideConfig` for llm nodes (single-node runs: that node; flow runs: every llm node). */
+export const overrideConfigSchema = z.object({
+  temperature: z.number().min(0).max(2).optional(),
+  maxTokens: z.number().int().positive().max(1_000_000).optional(),
+  model: z.string().min(1).max(MAX_SHORT_TEXT_LENGTH).optional(),
+});
+export type OverrideConfig = z.infer<typeof overrideConfigSchema>;
+
+/** One evaluated condition; `condition` is readable (`contains "yes"`, or the prompt), `index` its place in data.conditions. */
+export const conditionalResultSchema = z.object({
+  condition: z.string(),
+  result: z.boolean(),
+  targetNodeId: z.string().nullable(),
+  index: z.number().int().min(0).optional(),
+});
+export type ConditionalResult = z.infer<typeof conditionalResultSchema>;
+
+export const nodeErrorSchema = z.object({
+  /** Stable, machine-readable: PROVIDER_ERROR, TIMEOUT, HTTP_STATUS, ABORTED, OUTPUT_TOO_LARGE, … */
+  code: z.string().min(1).max(MAX_SHORT_TEXT_LENGTH),
+  message: z.string().max(MAX_ERROR_MESSAGE_LENGTH),
+  /** The LLM provider (or other upstream) that failed, when there is one. */
+  provider: z.string().max(MAX_SHORT_TEXT_LENGTH).optional(),
+});
+export type NodeError = z.infer<typeof nodeErrorSchema>;
+
+export const usageTotalsSchema = z.object({
+  total_tokens: z.number().int().min(0),
+  prompt_tokens: z.number().int().min(0),
+  completion_tokens: z.number().int().min(0),
+  cost: z.number().min(0),
+});
+export type UsageTotals = z.infer<typeof usageTotalsSchema>;
+
+export const runEventSchemas = {
+  RunRequested: z.object({
+    processId: id,
+    flowId: id,
+    /** Stream revision of the flow the snapshot was taken at (the flow's public `version`). */
+    flowVersion: z.number().int().min(0),
+    /** The flow's tenancy, so the run's read model can be scoped without a join. */
+    ownerId: z.string().min(1),
+    orgId: z.string().nullable(),
+    workspaceId: z.string().nullable(),
+    mode: z.enum(RUN_MODES),
+    /** The node of a single-node run; null for a flow run. */
+    nodeId: id.nullable(),
+    inputs: jsonRecord,
+    async: z.boolean(),
+    /** User id, null when no user asked (public trigger). */
+    requestedBy: z.string().nullable(),
+    /** How the run was asked for: `api`, `trigger`, `extension`, `workflow`, … */
+    source: z.string().min(1).max(50),
+    saveToHistory: z.boolean(),
+    overrideConfig: overrideConfigSchema.nullable(),
+    idempotencyKey: z.string().max(MAX_SHORT_TEXT_LENGTH).nullable(),
+    definition: runDefinitionSchema,
+    at,
+  }),
+  /** A worker claimed the run. */
+  RunStarted: z.object({ workerId: z.string().min(1), at }),
+  /** `attempt` is 1 on the first start, more after a resume restarted an interrupted node. */
+  NodeStarted: z.object({ nodeId: id, attempt: z.number().int().min(1), at }),
+  NodeCompleted: z.object({
+    nodeId: id,
+    attempt: z.number().int().min(1),
+    output: z.json(),
+    metadata: jsonRecord,
+    conditionalResults: z.array(conditionalResultSchema),
+    usage: nodeUsageSchema,
+    /** Milliseconds. */
+    executionTime: z.number().min(0),
+    at,
+  }),
+  NodeFailed: z.object({ nodeId: id, attempt: z.number().int().min(1), error: nodeErrorSchema, executionTime: z.number().min(0), at }),
+  NodeSkipped: z.object({ nodeId: id, reason: z.string().max(MAX_SKIP_REASON_LENGTH), at }),
+  /** `outputs`: by output node's outputKey (or id), else by sink node id; cut to previews when `outputsTruncated`. */
+  RunCompleted: z.object({ outputs: jsonRecord, outputsTruncated: z.boolean(), usage: usageTotalsSchema, at }),
+  /** `code`: NODE_FAILED, NODE_INTERRUPTED_TOO_OFTEN, RUN_STUCK, or the caller's (TIMEOUT, WORKER_LOST, …). */
+  RunFailed: z.object({ code: z.string().min(1).max(MAX_SHORT_TEXT_LENGTH), reason: z.string().max(MAX_ERROR_MESSAGE_LENGTH), nodeId: id.nullable(), usage: usageTotalsSchema, at }),
+  RunStopRequested: z.object({ by: z.string().nullable(), at }),
+  RunStopped: z.object({ usage: usageTotalsSchema, at }),
+  /** A new worker (or the same one restarted) took over; `interruptedNodeIds` were running and are pending again. */
+  RunResumed: z.object({ workerId: z.string().min(1), previousWorkerId: z.string().nullable(), interruptedNodeIds: z.array(id), at }),
+};
+
+export type RunEventType = keyof typeof runEventSchemas;
+type Data<K extends RunEventType> = z.infer<(typeof runEventSchemas)[K]>;
+export type RunEvent = { [K in RunEventType]: { type: K; data: Data<K> } }[RunEventType];
+export type RunEventOf<K extends RunEventType> = Extract<RunEvent, { type: K }>;
+export type RunEventData<K extends RunEventType> = Data<K>;
+export const RUN_EVENT_TYPES = Object.keys(runEventSchemas) as RunEventType[];
