@@ -1,0 +1,95 @@
+import type { Condition } from '../../domain/flows/node-data.js';
+import { PURE_NODE_KINDS, conditionKind, RunInputError, type NodeKind, type NodeKindContext, type RunNode } from '../../domain/runs/index.js';
+import type { Services } from '../../infra/services.js';
+import { answerPromptCondition as answerWithModel, llmKind, type PromptConditionAnswer } from './llm.js';
+import { webhookKind } from './webhook.js';
+
+/**
+ * Every node kind the run worker executes, keyed by `data.nodeType`: the pure kinds of
+ * domain/runs plus the ones that do I/O (llm, webhook) and the ones that need a capability the
+ * worker passes in the context (mcp_tool, memory).
+ *
+ * What the worker must put in the context besides NodeKindContext: `orgId` (string, or null for a
+ * personal flow) — whose LLM credentials and budget an llm node uses. A missing `orgId` fails the
+ * node rather than silently spending the service-wide key.
+ *
+ * Errors a kind throws all carry a stable `code` and a `message`: RunInputError (NodeKindError
+ * below: WEBHOOK_HTTP_<status>, OUTBOUND_*, LLM_*), LlmProviderError (PROVIDER_*), DomainError
+ * BUDGET_EXCEEDED (402), and LlmAbortError when the run's signal aborted (`isLlmAbort`).
+ */
+export interface ExecutionContext extends NodeKindContext {
+  orgId: string | null;
+}
+
+/** The key under which nodeKindsFor puts the kind for nodes whose `data.nodeType` is absent or unknown. */
+export const DEFAULT_NODE_KIND = 'default';
+
+/**
+ * The fallback for a node without a known `data.nodeType` (seed-style nodes carry only `llm`,
+ * `model`, `prompt`…), decided from its data when it runs: `llm` set → llm; else
+ * `webhookConfig.url` set → webhook; else pass-through of its input (its conditions still
+ * choose the edges, like a condition node).
+ */
+export function fallbackKindOf(data: RunNode['data'], kinds: Record<string, NodeKind>): NodeKind {
+  if (typeof data.llm === 'string' && data.llm.trim() !== '') return kinds.llm;
+  if (data.webhookConfig && typeof data.webhookConfig.url === 'string' && data.webhookConfig.url !== '') return kinds.webhook;
+  return conditionKind;
+}
+
+/**
+ * mcp_tool and memory belong to their own contexts (MCP servers, memory store), which hand the
+ * worker a capability; until the worker passes one, such a node fails with CAPABILITY_MISSING
+ * instead of passing its input on as if it had done its job.
+ */
+function needsCapability(type: 'mcp_tool' | 'memory', capability: 'mcp' | 'memory'): NodeKind {
+  return {
+    type,
+    async execute() {
+      throw new RunInputError('CAPABILITY_MISSING', `${type} nodes need the ${capability} capability, which this worker does not provide`);
+    },
+  };
+}
+
+export function nodeKindsFor(services: Services): Record<string, NodeKind> {
+  const kinds: Record<string, NodeKind> = {};
+  for (const kind of PURE_NODE_KINDS) kinds[kind.type] = kind;
+  kinds.llm = llmKind(services);
+  kinds.webhook = webhookKind(services);
+  kinds.mcp_tool = needsCapability('mcp_tool', 'mcp');
+  kinds.memory = needsCapability('memory', 'memory');
+  kinds[DEFAULT_NODE_KIND] = {
+    // The type it reports is the pass-through's; execute picks the real behaviour from the data.
+    type: conditionKind.type,
+    execute: (node, context) => fallbackKindOf(node.data, kinds).execute(node, context),
+  };
+  return kinds;
+}
+
+/** The kind for a node: by `data.nodeType`, else the documented fallback. */
+export function nodeKindFor(kinds: Record<string, NodeKind>, node: RunNode): NodeKind {
+  const type: unknown = node.data.nodeType;
+  if (typeof type === 'string' && type !== DEFAULT_NODE_KIND && Object.hasOwn(kinds, type)) return kinds[type];
+  return kinds[DEFAULT_NODE_KIND];
+}
+
+/**
+ * A usePrompt condition: the yes/no question of conditionQuestion put to the node's model
+ * (`data.llm` / `data.model`, overrideConfig already applied by the caller), read by parseYesNo.
+ * An answer that is neither yes nor no counts as false, and the metadata says so
+ * (`unparseable: true`, with the answer). A node without `llm` cannot answer: RunInputError
+ * CONDITION_NEEDS_MODEL. Provider failures propagate like an llm node's.
+ */
+export function answerPromptCondition(
+  services: Services,
+  caller: { orgId: string | null },
+  nodeData: RunNode['data'],
+  condition: Condition,
+  output: unknown,
+  signal: AbortSignal,
+): Promise<PromptConditionAnswer> {
+  return answerWithModel(services, caller, nodeData, condition, output, signal);
+}
+
+export { NodeKindError } from './webhook.js';
+export type { PromptConditionAnswer } from './llm.js';
+export { RunInputError };

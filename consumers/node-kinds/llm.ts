@@ -1,0 +1,147 @@
+import type { Condition } from '../../domain/flows/node-data.js';
+import {
+  conditionQuestion,
+  parseYesNo,
+  renderTemplate,
+  renderValueAsText,
+  RunInputError,
+  type NodeKind,
+  type NodeKindContext,
+  type NodeUsage,
+  type RunNode,
+} from '../../domain/runs/index.js';
+import { assertWithinBudget, llmProviderFor, type LlmServices } from '../../infra/llm/registry.js';
+import { LLM_PROVIDER_IDS, type LlmMessage, type LlmProviderId, type LlmResult } from '../../infra/ports/llm.js';
+
+/**
+ * The llm kind: `data.prompt` rendered over the node's context is the user message,
+ * `data.agentObjective` rendered (when set) the system message; `data.model`, `temperature` and
+ * `maxTokens` as they stand after overrideConfig (the worker passes effectiveNodeData). A blank
+ * prompt puts the node's input to the model as text.
+ * Credentials and budget are those of the context's `orgId` (see index.ts). Provider failures
+ * propagate as LlmProviderError, a stop as LlmAbortError, an organization over budget as
+ * DomainError BUDGET_EXCEEDED (402), all before or instead of an output.
+ */
+
+type Caller = { orgId: string | null };
+/** What the llm kind reads; `Services` satisfies it. */
+export type LlmKindServices = LlmServices & { now(): Date };
+
+export function providerOf(data: RunNode['data']): LlmProviderId {
+  const llm = data.llm;
+  if (typeof llm !== 'string' || llm.trim() === '') throw new RunInputError('LLM_PROVIDER_MISSING', 'the node names no LLM provider (data.llm)');
+  if (!(LLM_PROVIDER_IDS as readonly string[]).includes(llm)) throw new RunInputError('LLM_PROVIDER_UNKNOWN', `unknown LLM provider ${llm}; known: ${LLM_PROVIDER_IDS.join(', ')}`);
+  return llm as LlmProviderId;
+}
+
+/** The offline provider accepts any model name, so a node may leave it out. */
+export function modelOf(data: RunNode['data'], provider: LlmProviderId): string {
+  if (typeof data.model === 'string' && data.model.trim() !== '') return data.model;
+  if (provider === 'offline') return 'offline';
+  throw new RunInputError('LLM_MODEL_MISSING', `the node names no model for ${provider} (data.model)`);
+}
+
+const numberOr = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
+
+/** The seed's usage shape; cached input tokens added when the provider reported some. */
+export function usageOf(result: LlmResult): NodeUsage {
+  return {
+    total_tokens: result.usage.totalTokens,
+    prompt_tokens: result.usage.promptTokens,
+    completion_tokens: result.usage.completionTokens,
+    cost: result.cost,
+    ...(result.usage.cachedTokens > 0 && { cached_tokens: result.usage.cachedTokens }),
+  };
+}
+
+/** Metadata of every llm answer; the offline provider's always say `offline: true`. */
+export function llmMetadata(result: LlmResult): Record<string, unknown> {
+  return {
+    provider: result.provider,
+    model: result.model,
+    finishReason: result.finishReason,
+    ...(!result.priced && { priced: false }),
+    ...(result.provider === 'offline' && { offline: true }),
+  };
+}
+
+export function llmMessages(data: RunNode['data'], context: NodeKindContext): LlmMessage[] {
+  const messages: LlmMessage[] = [];
+  if (typeof data.agentObjective === 'string' && data.agentObjective.trim() !== '') {
+    messages.push({ role: 'system', content: renderTemplate(data.agentObjective, context) });
+  }
+  const prompt = typeof data.prompt === 'string' && data.prompt.trim() !== '' ? renderTemplate(data.prompt, context) : renderValueAsText(context.input);
+  messages.push({ role: 'user', content: prompt });
+  return messages;
+}
+
+export function orgIdOf(context: NodeKindContext): string | null {
+  const orgId = (context as NodeKindContext & { orgId?: unknown }).orgId;
+  if (orgId === null || typeof orgId === 'string') return orgId;
+  // Guessing "personal" here would spend the service-wide key and skip the organization's budget.
+  throw new RunInputError('CAPABILITY_MISSING', 'the worker passed no orgId in the node context (null for a personal flow)');
+}
+
+async function complete(services: LlmKindServices, caller: Caller, provider: LlmProviderId, request: { model: string; messages: LlmMessage[]; temperature?: number; maxTokens?: number; signal: AbortSignal }) {
+  await assertWithinBudget(services, caller, provider);
+  const llm = await llmProviderFor(services, caller, provider);
+  return llm.complete(request);
+}
+
+export function llmKind(services: LlmKindServices): NodeKind {
+  return {
+    type: 'llm',
+    async execute(node, context) {
+      const caller = { orgId: orgIdOf(context) };
+      const provider = providerOf(node.data);
+      const model = modelOf(node.data, provider);
+      const result = await complete(services, caller, provider, {
+        model,
+        messages: llmMessages(node.data, context),
+        temperature: numberOr(node.data.temperature),
+        maxTokens: numberOr(node.data.maxTokens),
+        signal: context.signal,
+      });
+      return { output: result.text, usage: usageOf(result), metadata: llmMetadata(result) };
+    },
+  };
+}
+
+export interface PromptConditionAnswer {
+  result: boolean;
+  metadata: Record<string, unknown>;
+  /** What the question cost; the worker may add it to the node's usage. */
+  usage: NodeUsage;
+}
+
+/** Enough room for "Yes." from a model that warms up with a word or two, not for an essay. */
+const QUESTION_MAX_TOKENS = 16;
+
+export async function answerPromptCondition(
+  services: LlmKindServices,
+  caller: Caller,
+  nodeData: RunNode['data'],
+  condition: Condition,
+  output: unknown,
+  signal: AbortSignal,
+): Promise<PromptConditionAnswer> {
+  if (typeof nodeData.llm !== 'string' || nodeData.llm.trim() === '') {
+    throw new RunInputError('CONDITION_NEEDS_MODEL', 'a usePrompt condition needs the node to name an LLM provider (data.llm) to ask');
+  }
+  const provider = providerOf(nodeData);
+  const model = modelOf(nodeData, provider);
+  const result = await complete(services, caller, provider, {
+    model,
+    messages: [{ role: 'user', content: conditionQuestion(condition, output) }],
+    temperature: 0,
+    maxTokens: QUESTION_MAX_TOKENS,
+    signal,
+  });
+  const parsed = parseYesNo(result.text);
+  const answer = result.text.length > 200 ? `${result.text.slice(0, 200)}…` : result.text;
+  return {
+    result: parsed === true,
+    metadata: { ...llmMetadata(result), answer, ...(parsed === null && { unparseable: true }) },
+    usage: usageOf(result),
+  };
+}

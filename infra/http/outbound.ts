@@ -1,0 +1,259 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import { classifyAddress, isRefusedAddress } from './address-policy.js';
+
+export { classifyAddress, isRefusedAddress, type AddressClass } from './address-policy.js';
+
+/**
+ * The one way the service calls URLs that users gave it (webhook nodes, messaging webhooks, MCP
+ * over HTTP). What it guarantees:
+ * - http(s) only;
+ * - every address the host resolves to is checked (address-policy.ts) unless
+ *   `allowPrivateNetwork`; one refused address refuses the host, so a name cannot hide a private
+ *   address among public ones;
+ * - the connection goes to the address that was checked: the socket's `lookup` is pinned to it, so
+ *   a second DNS answer (DNS rebinding) is never asked for. The URL's host name still drives
+ *   the Host header, TLS SNI and certificate checks;
+ * - redirects are followed by hand (at most `maxRedirects`, 5 by default), each hop checked the
+ *   same way; Authorization and Cookie are dropped when a redirect changes origin;
+ * - one deadline (`timeoutMs`) covers every hop, headers and body;
+ * - the body is capped at `maxResponseBytes`: beyond it OUTBOUND_RESPONSE_TOO_LARGE, or with
+ *   `truncate: true` the first bytes and `truncated: true`.
+ */
+export type OutboundErrorCode =
+  | 'OUTBOUND_INVALID_URL'
+  | 'OUTBOUND_ADDRESS_REFUSED'
+  | 'OUTBOUND_DNS_FAILED'
+  | 'OUTBOUND_TIMEOUT'
+  | 'OUTBOUND_ABORTED'
+  | 'OUTBOUND_TOO_MANY_REDIRECTS'
+  | 'OUTBOUND_RESPONSE_TOO_LARGE'
+  | 'OUTBOUND_NETWORK_ERROR';
+
+export class OutboundError extends Error {
+  constructor(
+    readonly code: OutboundErrorCode,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = code === 'OUTBOUND_ABORTED' ? 'AbortError' : 'OutboundError';
+  }
+}
+
+export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_REDIRECTS = 5;
+
+export interface OutboundInit {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  /** Milliseconds for the whole exchange, redirects included. */
+  timeoutMs: number;
+  signal?: AbortSignal;
+  allowPrivateNetwork: boolean;
+  maxResponseBytes?: number;
+  /** Keep the first maxResponseBytes and say so, instead of failing. */
+  truncate?: boolean;
+  maxRedirects?: number;
+  /**
+   * A further check every address must pass, whatever allowPrivateNetwork says (an allowlist a
+   * caller wants; tests use it to see redirect hops checked on loopback).
+   */
+  addressAllowed?: (address: string) => boolean;
+}
+
+export interface OutboundResponse {
+  status: number;
+  /** Lower-case names; repeated headers joined with ', '. */
+  headers: Record<string, string>;
+  body: Buffer;
+  truncated: boolean;
+  /** The URL that answered (after redirects). */
+  url: string;
+  redirects: number;
+  /** The IP address connected to. */
+  address: string;
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+function parseUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new OutboundError('OUTBOUND_INVALID_URL', 'not a valid URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OutboundError('OUTBOUND_INVALID_URL', 'only http and https URLs can be called');
+  return url;
+}
+
+const bareHost = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, '$1');
+
+async function resolveHost(host: string): Promise<LookupAddress[]> {
+  if (isIP(host)) return [{ address: host, family: isIP(host) }];
+  return new Promise((resolve, reject) => {
+    dnsLookup(host, { all: true, verbatim: true }, (err, addresses) => {
+      if (err || addresses.length === 0) reject(new OutboundError('OUTBOUND_DNS_FAILED', `the host ${host} could not be resolved`, { host }));
+      else resolve(addresses);
+    });
+  });
+}
+
+/** The address to connect to for `url`, after the policy check. */
+async function checkedAddress(url: URL, allowPrivateNetwork: boolean, addressAllowed?: (address: string) => boolean): Promise<LookupAddress> {
+  const host = bareHost(url);
+  const addresses = await resolveHost(host);
+  const vetoed = addressAllowed && addresses.find((a) => !addressAllowed(a.address));
+  if (vetoed) throw new OutboundError('OUTBOUND_ADDRESS_REFUSED', `${host} resolves to an address this call may not reach`, { host, addressClass: classifyAddress(vetoed.address) });
+  if (!allowPrivateNetwork) {
+    const refused = addresses.find((a) => isRefusedAddress(a.address));
+    if (refused) {
+      throw new OutboundError('OUTBOUND_ADDRESS_REFUSED', `${host} resolves to a ${classifyAddress(refused.address)} address, which outbound HTTP may not reach (ALLOW_PRIVATE_NETWORK is false)`, {
+        host,
+        addressClass: classifyAddress(refused.address),
+      });
+    }
+  }
+  return addresses[0];
+}
+
+/** A lookup that answers with the checked address whatever it is asked (Node 20 asks with `all: true`). */
+function pinnedLookup(pinned: LookupAddress): LookupFunction {
+  return ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+    if (options?.all) callback(null, [pinned]);
+    else callback(null, pinned.address, pinned.family);
+  }) as LookupFunction;
+}
+
+function flatHeaders(message: IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(message.headers)) {
+    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return out;
+}
+
+interface Hop {
+  url: URL;
+  method: string;
+  headers: Record<string, string>;
+  body?: string | Buffer;
+}
+
+interface HopResult {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+  truncated: boolean;
+}
+
+function sendHop(hop: Hop, pinned: LookupAddress, signal: AbortSignal, maxBytes: number, truncate: boolean, readBody: boolean): Promise<HopResult> {
+  const send = hop.url.protocol === 'https:' ? httpsRequest : httpRequest;
+  const headers: OutgoingHttpHeaders = { ...hop.headers };
+  if (hop.body !== undefined) headers['content-length'] = Buffer.byteLength(hop.body);
+  return new Promise((resolve, reject) => {
+    const req = send(
+      {
+        protocol: hop.url.protocol,
+        hostname: bareHost(hop.url),
+        port: hop.url.port || undefined,
+        path: `${hop.url.pathname}${hop.url.search}`,
+        method: hop.method,
+        headers,
+        lookup: pinnedLookup(pinned),
+        // A pooled socket could have been opened under another policy; each call opens its own.
+        agent: false,
+        signal,
+      },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        const answer = { status, headers: flatHeaders(res) };
+        if (!readBody) {
+          res.resume();
+          res.on('end', () => resolve({ ...answer, body: Buffer.alloc(0), truncated: false }));
+          res.on('error', reject);
+          return;
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          if (size + chunk.length > maxBytes) {
+            if (!truncate) {
+              res.destroy();
+              reject(new OutboundError('OUTBOUND_RESPONSE_TOO_LARGE', `the response is larger than ${maxBytes} bytes`, { maxBytes }));
+              return;
+            }
+            chunks.push(chunk.subarray(0, maxBytes - size));
+            res.destroy();
+            resolve({ ...answer, body: Buffer.concat(chunks), truncated: true });
+            return;
+          }
+          size += chunk.length;
+          chunks.push(chunk);
+        });
+        res.on('end', () => resolve({ ...answer, body: Buffer.concat(chunks), truncated: false }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    if (hop.body !== undefined) req.end(hop.body);
+    else req.end();
+  });
+}
+
+function nextHop(hop: Hop, status: number, location: string): Hop {
+  let url: URL;
+  try {
+    url = new URL(location, hop.url);
+  } catch {
+    throw new OutboundError('OUTBOUND_INVALID_URL', 'the redirect location is not a valid URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OutboundError('OUTBOUND_INVALID_URL', 'a redirect led to a URL that is not http(s)');
+  // 303, and 301/302 after a POST, turn into a GET without body (what browsers and fetch do).
+  const toGet = status === 303 || ((status === 301 || status === 302) && hop.method === 'POST');
+  const headers = { ...hop.headers };
+  if (toGet) for (const name of Object.keys(headers)) if (/^content-(type|length|encoding)$/i.test(name)) delete headers[name];
+  if (url.origin !== hop.url.origin) for (const name of Object.keys(headers)) if (/^(authorization|cookie|proxy-authorization)$/i.test(name)) delete headers[name];
+  return { url, method: toGet && hop.method !== 'HEAD' ? 'GET' : hop.method, headers, body: toGet ? undefined : hop.body };
+}
+
+/** A slow DNS answer must not outlive the deadline. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+export async function outboundFetch(rawUrl: string, init: OutboundInit): Promise<OutboundResponse> {
+  const method = (init.method ?? 'GET').toUpperCase();
+  const maxBytes = init.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  const maxRedirects = init.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
+  const deadline = AbortSignal.timeout(init.timeoutMs);
+  const signal = init.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
+  let hop: Hop = { url: parseUrl(rawUrl), method, headers: { ...(init.headers ?? {}) }, body: init.body };
+  try {
+    for (let redirects = 0; ; redirects++) {
+      if (signal.aborted) throw signal.reason;
+      const pinned = await untilAborted(checkedAddress(hop.url, init.allowPrivateNetwork, init.addressAllowed), signal);
+      const readBody = method !== 'HEAD';
+      const result = await sendHop(hop, pinned, signal, maxBytes, init.truncate === true, readBody);
+      const location = result.headers.location;
+      if (!REDIRECTS.has(result.status) || !location || maxRedirects === 0) {
+        return { ...result, url: hop.url.href, redirects, address: pinned.address };
+      }
+      if (redirects >= maxRedirects) throw new OutboundError('OUTBOUND_TOO_MANY_REDIRECTS', `more than ${maxRedirects} redirects`, { maxRedirects });
+      hop = nextHop(hop, result.status, location);
+    }
+  } catch (err) {
+    if (err instanceof OutboundError) throw err;
+    if (deadline.aborted) throw new OutboundError('OUTBOUND_TIMEOUT', `no complete answer within ${init.timeoutMs} ms`, { timeoutMs: init.timeoutMs });
+    if (init.signal?.aborted) throw new OutboundError('OUTBOUND_ABORTED', 'the call was aborted');
+    throw new OutboundError('OUTBOUND_NETWORK_ERROR', `the request failed: ${(err as Error).message}`, { cause: (err as NodeJS.ErrnoException).code });
+  }
+}

@@ -1,0 +1,111 @@
+import { expect } from 'chai';
+import { nodeKindsFor, type ExecutionContext } from '../../consumers/node-kinds/index.js';
+import { effectiveNodeData, type RunNode } from '../../domain/runs/index.js';
+import { loadConfig } from '../../infra/config.js';
+import { isLlmAbort, LlmProviderError } from '../../infra/ports/llm.js';
+import type { Services } from '../../infra/services.js';
+import { openAiSnapshot, startFakeOpenAi, type FakeLlmServer } from '../support/fake-llm/index.js';
+
+/** The llm kind through the registry against the OpenAI wire-format fake on loopback. */
+
+const noStore = { collection: () => ({ find: async () => [], findOne: async () => null }) } as never;
+
+function servicesFor(fake: FakeLlmServer): Services {
+  const config = loadConfig({ OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: `${fake.url}/v1`, LLM_MAX_RETRIES: '0', LLM_TIMEOUT_MS: '2000' });
+  return { config, readStore: noStore, sealedBox: { open: (s: string) => s }, now: () => new Date() } as unknown as Services;
+}
+
+function context(signal = new AbortController().signal): ExecutionContext {
+  return { processId: 'p1', flowId: 'f1', orgId: null, signal, inputs: { topic: 'otters' }, previous: 'earlier text', nodes: {}, variables: { tone: 'dry' }, input: 'earlier text' };
+}
+
+const llmNode = (data: Record<string, unknown>): RunNode => ({ id: 'n1', data: { nodeType: 'llm', llm: 'openai', model: 'gpt-4o', ...data } as RunNode['data'] });
+
+describe('llm node kind against the OpenAI fake', () => {
+  let fake: FakeLlmServer;
+  before(async () => {
+    fake = await startFakeOpenAi();
+    fake.apiKey = 'sk-test';
+  });
+  after(() => fake.close());
+  beforeEach(() => {
+    fake.requests.length = 0;
+    fake.failures = [];
+    fake.delayMs = 0;
+    fake.text = 'Otters hold hands.';
+  });
+
+  it('sends the rendered prompt and system message, outputs the text with usage and metadata', async () => {
+    const kinds = nodeKindsFor(servicesFor(fake));
+    const node = llmNode({ prompt: 'Tell me about {{inputs.topic}} after: {{previous}}', agentObjective: 'Be {{variables.tone}}.', temperature: 0.3, maxTokens: 50 });
+    const result = await kinds.llm.execute(node, context());
+    expect(result.output).to.equal('Otters hold hands.');
+    expect(result.usage).to.deep.include({ total_tokens: 1200, prompt_tokens: 1000, completion_tokens: 200, cached_tokens: 400 });
+    expect(result.usage!.cost).to.be.greaterThan(0);
+    expect(result.metadata).to.deep.equal({ provider: 'openai', model: openAiSnapshot('gpt-4o'), finishReason: 'stop' });
+    const body = fake.requests[0].body;
+    expect(body.messages).to.deep.equal([
+      { role: 'system', content: 'Be dry.' },
+      { role: 'user', content: 'Tell me about otters after: earlier text' },
+    ]);
+    expect(body.temperature).to.equal(0.3);
+    expect(body.model).to.equal('gpt-4o');
+  });
+
+  it('applies overrideConfig through effectiveNodeData', async () => {
+    const kinds = nodeKindsFor(servicesFor(fake));
+    const node = llmNode({ prompt: 'hi', temperature: 0.9 });
+    const data = effectiveNodeData(node, { mode: 'node', nodeId: 'n1', overrideConfig: { model: 'gpt-4o-mini', temperature: 0 } });
+    const result = await kinds.llm.execute({ ...node, data }, context());
+    expect(fake.requests[0].body.model).to.equal('gpt-4o-mini');
+    expect(fake.requests[0].body.temperature).to.equal(0);
+    expect((result.metadata as { model: string }).model).to.equal(openAiSnapshot('gpt-4o-mini'));
+  });
+
+  it("propagates the provider's failure as LlmProviderError", async () => {
+    fake.failures = [{ status: 500 }];
+    const kinds = nodeKindsFor(servicesFor(fake));
+    try {
+      await kinds.llm.execute(llmNode({ prompt: 'hi' }), context());
+      expect.fail('should have failed');
+    } catch (err) {
+      expect(err).to.be.instanceOf(LlmProviderError);
+      expect((err as LlmProviderError).code).to.equal('PROVIDER_ERROR');
+    }
+  });
+
+  it('a stop aborts the in-flight call with an LlmAbortError', async () => {
+    fake.delayMs = 1_500;
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    const started = Date.now();
+    const err = await nodeKindsFor(servicesFor(fake))
+      .llm.execute(llmNode({ prompt: 'hi' }), context(controller.signal))
+      .then(() => null, (e: unknown) => e);
+    expect(isLlmAbort(err)).to.equal(true);
+    expect(Date.now() - started).to.be.below(1_000);
+  });
+
+  it('an organization over its budget gets BUDGET_EXCEEDED (402) before any provider call', async () => {
+    const overBudget = {
+      collection: (name: string) => ({
+        find: async () => [],
+        findOne: async () => (name === 'orgs' ? { _id: 'o1', budgetLimitUsd: 1 } : name === 'org_spend' ? { spentMicroUsd: 2_000_000 } : null),
+      }),
+    } as never;
+    const services = { ...servicesFor(fake), readStore: overBudget } as Services;
+    const orgContext: ExecutionContext = { ...context(), orgId: 'o1' };
+    const err = await nodeKindsFor(services)
+      .llm.execute(llmNode({ prompt: 'hi' }), orgContext)
+      .then(() => null, (e: unknown) => e as { code: string; status: number });
+    expect(err).to.include({ code: 'BUDGET_EXCEEDED', status: 402 });
+    expect(fake.requests).to.have.length(0);
+  });
+
+  it('a provider without credentials fails with PROVIDER_NOT_CONFIGURED, never a fake answer', async () => {
+    const err = await nodeKindsFor(servicesFor(fake))
+      .llm.execute(llmNode({ llm: 'anthropic', model: 'claude-3-5-haiku-latest', prompt: 'hi' }), context())
+      .then(() => null, (e: unknown) => e);
+    expect((err as LlmProviderError).code).to.equal('PROVIDER_NOT_CONFIGURED');
+  });
+});
