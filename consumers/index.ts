@@ -1,8 +1,9 @@
 import type { Consumer } from '../infra/ports/bus.js';
 import type { Services } from '../infra/services.js';
 import { probeAcknowledger } from './probe-acknowledger.js';
+import { runWorker } from './run-worker.js';
 
 /** Every reaction the worker role runs. */
 export function allConsumers(services: Services, workerId: string): Consumer[] {
-  return [probeAcknowledger(services.eventStore, workerId, services.now)];
+  return [probeAcknowledger(services.eventStore, workerId, services.now), runWorker(services, workerId)];
 }

@@ -12,6 +12,8 @@ import { cliRoutes } from './cli.js';
 import { healthRoutes } from './health.js';
 import { orgRoutes } from './orgs.js';
 import { probeRoutes } from './probes.js';
+import { processingRoutes } from './processing.js';
+import { publicTriggerRoutes } from './public-triggers.js';
 import { socialAuthRoutes } from './social-auth.js';
 import { userRoutes } from './users.js';
 
@@ -29,6 +31,8 @@ export const allRoutes: RouteDef[] = [
   ...connectionRoutes,
   ...triggerRoutes,
   ...flowAuditRoutes,
+  ...processingRoutes,
+  ...publicTriggerRoutes,
   ...llmRoutes,
   ...adminRoutes,
   ...probeRoutes,
