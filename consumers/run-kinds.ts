@@ -10,11 +10,14 @@ const providerOf = (name: unknown): LlmProviderId => {
   return value as LlmProviderId;
 };
 
-/** The LLM port for one run: credentials of the run's organization (or the service's). */
-export function llmCapabilityFor(services: Services, orgId: string | null): LlmCapability {
+/**
+ * The LLM port for one run: credentials of the run's organization, or for a personal run those of
+ * `userId` (the run's owner) when given; else the service's.
+ */
+export function llmCapabilityFor(services: Services, orgId: string | null, userId: string | null = null): LlmCapability {
   return {
     async complete(request) {
-      const provider = await llmProviderFor(services, { orgId }, providerOf(request.provider));
+      const provider = await llmProviderFor(services, { orgId, userId }, providerOf(request.provider));
       const result = await provider.complete({
         model: request.model,
         messages: [{ role: 'user', content: request.prompt }],

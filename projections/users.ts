@@ -3,6 +3,7 @@ import type { UserEvent } from '../domain/users/index.js';
 import { DuplicateKeyError, type Doc, type DocumentCollection, type ReadStore } from '../infra/ports/read-store.js';
 import { CREDENTIAL_COLLECTIONS, type ApiKeyAuthView, type UserAuthView } from './credentials.js';
 import type { Projector } from './projector.js';
+import { userLlmCredentialsProjector } from './users-llm.js';
 
 /** `users`: what the authenticator reads (UserAuthView) plus the profile. Never holds a password hash. */
 export interface UserView extends UserAuthView {
@@ -163,7 +164,7 @@ const usersProjector: Projector = {
   },
 };
 
-export const userProjectors: Projector[] = [usersProjector];
+export const userProjectors: Projector[] = [usersProjector, userLlmCredentialsProjector];
 
 export const findUserById = (store: ReadStore, userId: string) => store.collection<UserView>(USERS).findOne({ _id: userId });
 /** `email` must already be normalized (lowercase, trimmed). */

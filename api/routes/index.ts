@@ -1,5 +1,6 @@
 import type { RouteDef } from '../route.js';
 import { adminRoutes } from './admin.js';
+import { aiRoutes } from './ai.js';
 import { connectionRoutes } from './connections.js';
 import { flowAuditRoutes } from './flow-audit.js';
 import { flowRoutes } from './flows.js';
@@ -34,6 +35,7 @@ export const allRoutes: RouteDef[] = [
   ...processingRoutes,
   ...publicTriggerRoutes,
   ...llmRoutes,
+  ...aiRoutes,
   ...adminRoutes,
   ...probeRoutes,
 ];

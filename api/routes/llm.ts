@@ -14,8 +14,8 @@ const providerId = z.enum(LLM_PROVIDER_IDS);
 const providerSchema = z.object({
   id: providerId,
   name: z.string(),
-  configured: z.boolean().describe('for this caller: an organization credential or the service-wide key'),
-  source: z.enum(['organization', 'environment', 'builtin']).nullable(),
+  configured: z.boolean().describe("for this caller: the organization's credential (organization workspace) or the user's own (personal workspace), else the service-wide key"),
+  source: z.enum(['organization', 'user', 'environment', 'builtin']).nullable(),
   models: z.array(z.string()).describe('models of the price table'),
   anyModel: z.boolean().describe('accepts any model name (offline, OpenAI-compatible servers)'),
 });
@@ -56,7 +56,8 @@ const processReply = z.object({
   executionTime: z.number().describe('milliseconds'),
 });
 
-const callerOf = (principal: RouteInput<unknown, unknown, unknown>['principal']) => ({ orgId: principal?.orgId ?? null });
+/** In the personal workspace (no orgId) the user's own credentials come before the service's. */
+const callerOf = (principal: RouteInput<unknown, unknown, unknown>['principal']) => ({ orgId: principal?.orgId ?? null, userId: principal?.userId ?? null });
 
 /** Aborts the provider call when the client goes away: nobody will read the answer. */
 function abortOnDisconnect(koa: RouteInput<unknown, unknown, unknown>['koa']): AbortSignal {
@@ -80,7 +81,7 @@ export const llmRoutes = [
     method: 'GET',
     path: '/llm/providers',
     operationId: 'listLlmProviders',
-    summary: 'LLM providers and whether each is configured for the caller (organization credentials, else the service-wide keys)',
+    summary: "LLM providers and whether each is configured for the caller (the organization's credentials in its workspace, the user's own in the personal workspace, else the service-wide keys)",
     tag,
     auth: 'bearer',
     responses: {

@@ -6,6 +6,7 @@ import type { Services } from '../../infra/services.js';
 import { findUserById, type UserView } from '../../projections/users.js';
 import { NotFoundError } from '../errors.js';
 import { defineRoute } from '../route.js';
+import { userLlmRoutes } from './users-llm.js';
 
 const profileSchema = z.object({
   id: z.string(),
@@ -88,4 +89,5 @@ export const userRoutes = [
       return { status: 200, body: { success: true, user: await loadProfile(services, userId) } };
     },
   }),
+  ...userLlmRoutes,
 ];

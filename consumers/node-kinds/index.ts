@@ -81,7 +81,7 @@ export function nodeKindFor(kinds: Record<string, NodeKind>, node: RunNode): Nod
  */
 export function answerPromptCondition(
   services: Services,
-  caller: { orgId: string | null },
+  caller: { orgId: string | null; userId?: string | null },
   nodeData: RunNode['data'],
   condition: Condition,
   output: unknown,

@@ -18,12 +18,13 @@ import { LLM_PROVIDER_IDS, type LlmMessage, type LlmProviderId, type LlmResult }
  * `data.agentObjective` rendered (when set) the system message; `data.model`, `temperature` and
  * `maxTokens` as they stand after overrideConfig (the worker passes effectiveNodeData). A blank
  * prompt puts the node's input to the model as text.
- * Credentials and budget are those of the context's `orgId` (see index.ts). Provider failures
+ * Credentials and budget are those of the context's `orgId` (see index.ts); in a personal run the
+ * context's optional `userId` (the run's owner) brings that user's own credentials. Provider failures
  * propagate as LlmProviderError, a stop as LlmAbortError, an organization over budget as
  * DomainError BUDGET_EXCEEDED (402), all before or instead of an output.
  */
 
-type Caller = { orgId: string | null };
+type Caller = { orgId: string | null; userId?: string | null };
 /** What the llm kind reads; `Services` satisfies it. */
 export type LlmKindServices = LlmServices & { now(): Date };
 
@@ -82,6 +83,12 @@ export function orgIdOf(context: NodeKindContext): string | null {
   throw new RunInputError('CAPABILITY_MISSING', 'the worker passed no orgId in the node context (null for a personal flow)');
 }
 
+/** The run owner's id, when the worker passes it: a personal run then uses the owner's own keys before the service's. */
+export function userIdOf(context: NodeKindContext): string | null {
+  const userId = (context as NodeKindContext & { userId?: unknown }).userId;
+  return typeof userId === 'string' && userId !== '' ? userId : null;
+}
+
 async function complete(services: LlmKindServices, caller: Caller, provider: LlmProviderId, request: { model: string; messages: LlmMessage[]; temperature?: number; maxTokens?: number; signal: AbortSignal }) {
   await assertWithinBudget(services, caller, provider);
   const llm = await llmProviderFor(services, caller, provider);
@@ -92,7 +99,7 @@ export function llmKind(services: LlmKindServices): NodeKind {
   return {
     type: 'llm',
     async execute(node, context) {
-      const caller = { orgId: orgIdOf(context) };
+      const caller = { orgId: orgIdOf(context), userId: userIdOf(context) };
       const provider = providerOf(node.data);
       const model = modelOf(node.data, provider);
       const result = await complete(services, caller, provider, {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PERMISSIONS } from '../shared/permissions.js';
 import { API_KEY_NAME_MAX_LENGTH, NAME_MAX_LENGTH, SOCIAL_PROVIDERS, preferencesSchema } from './fields.js';
+import { userLlmProviderSchema } from './llm-credentials.js';
 
 /**
  * Events of the `user-<id>` stream. Secrets appear only as hashes: scrypt for passwords, SHA-256
@@ -47,6 +48,15 @@ export const userEventSchemas = {
     createdAt: z.string(),
   }),
   ApiKeyRevoked: z.object({ keyId: z.string(), revokedAt: z.string() }),
+  /** The user's own key for a provider (personal workspace); replaces any earlier one. */
+  UserLlmCredentialSet: z.object({
+    provider: userLlmProviderSchema,
+    /** SealedBox output (`v1.…`), never the key. */
+    sealedApiKey: z.string().startsWith('v1.'),
+    baseUrl: z.string().nullable(),
+    at: z.string(),
+  }),
+  UserLlmCredentialRemoved: z.object({ provider: userLlmProviderSchema, at: z.string() }),
 };
 
 type Data<K extends keyof typeof userEventSchemas> = z.infer<(typeof userEventSchemas)[K]>;

@@ -1,5 +1,6 @@
 import { DomainError, type Decider } from '../shared/decider.js';
 import { decideApiKey, type ApiKeyCommand } from './api-keys.js';
+import { decideUserLlmCredential, type UserLlmCredentialCommand } from './llm-credentials.js';
 import { userEventSchemas, type UserEvent } from './events.js';
 import type { Preferences, SocialProvider } from './fields.js';
 import { evolveUser, initialUserState, type UserState } from './state.js';
@@ -8,10 +9,11 @@ export * from './events.js';
 export * from './fields.js';
 export * from './state.js';
 export { activeApiKeyCount, type ApiKeyCommand } from './api-keys.js';
+export * from './llm-credentials.js';
 
 /**
  * The user aggregate (`user-<id>`): account, profile, password reset, active scope, linked social
- * identities and API keys. Email uniqueness is not decided here: the command layer claims a
+ * identities, API keys and own LLM provider credentials. Email uniqueness is not decided here: the command layer claims a
  * reservation stream first. Password hashing happens before the command (it is slow and random).
  */
 export type UserCommand =
@@ -31,7 +33,8 @@ export type UserCommand =
   | { type: 'ResetPassword'; tokenHash: string; passwordHash: string; at: string }
   | { type: 'SwitchActiveScope'; orgId: string | null; workspaceId: string | null; at: string }
   | { type: 'LinkSocialIdentity'; provider: SocialProvider; subject: string; at: string }
-  | ApiKeyCommand;
+  | ApiKeyCommand
+  | UserLlmCredentialCommand;
 
 export const userStreamId = (userId: string) => `user-${userId}`;
 
@@ -97,6 +100,9 @@ function decide(command: UserCommand, state: UserState): UserEvent[] {
     case 'CreateApiKey':
     case 'RevokeApiKey':
       return decideApiKey(command, state);
+    case 'SetUserLlmCredential':
+    case 'RemoveUserLlmCredential':
+      return decideUserLlmCredential(command, state);
   }
 }
 

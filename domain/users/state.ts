@@ -21,6 +21,8 @@ export interface UserState {
   pendingReset: { tokenHash: string; expiresAt: string } | null;
   socialIdentities: Array<{ provider: SocialProvider; subject: string }>;
   apiKeys: Record<string, ApiKeyState>;
+  /** Providers the user has an own LLM credential for. */
+  llmProviders: string[];
 }
 
 export const initialUserState: UserState = {
@@ -37,6 +39,7 @@ export const initialUserState: UserState = {
   pendingReset: null,
   socialIdentities: [],
   apiKeys: {},
+  llmProviders: [],
 };
 
 export function evolveUser(state: UserState, event: UserEvent): UserState {
@@ -77,6 +80,10 @@ export function evolveUser(state: UserState, event: UserEvent): UserState {
       if (!key) return state;
       return { ...state, apiKeys: { ...state.apiKeys, [event.data.keyId]: { ...key, revokedAt: event.data.revokedAt } } };
     }
+    case 'UserLlmCredentialSet':
+      return state.llmProviders.includes(event.data.provider) ? state : { ...state, llmProviders: [...state.llmProviders, event.data.provider] };
+    case 'UserLlmCredentialRemoved':
+      return { ...state, llmProviders: state.llmProviders.filter((p) => p !== event.data.provider) };
     default:
       return state;
   }

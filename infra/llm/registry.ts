@@ -1,6 +1,7 @@
 import { periodStartOf } from '../../domain/orgs/spend.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import { getOrg, readOrgLlmCredentials, spentUsd, type OrgLlmCredential } from '../../projections/orgs-queries.js';
+import { readUserLlmCredentials } from '../../projections/users-llm.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../ports/logger.js';
 import { LLM_PROVIDER_IDS, type LlmProvider, type LlmProviderId } from '../ports/llm.js';
@@ -14,9 +15,11 @@ import { createOpenAiCompatibleProvider } from './openai-compatible.js';
 import { priceTable, pricedModels } from './prices.js';
 
 /**
- * Picks the adapter and the credentials for a caller. Order per provider: the active
- * organization's credential (PUT /orgs/{orgId}/llm-credentials), else the service-wide one from
- * the environment. The offline provider is used only when it is asked for by name: a request for
+ * Picks the adapter and the credentials for a caller. Order per provider: in an organization's
+ * workspace the organization's credential (PUT /orgs/{orgId}/llm-credentials), in the personal
+ * workspace the user's own (PUT /users/me/llm-credentials); then the service-wide one from the
+ * environment. A user's own key is never used for organization work: the organization's budget
+ * and audit cover what its members spend there. The offline provider is used only when it is asked for by name: a request for
  * a real provider without credentials fails with PROVIDER_NOT_CONFIGURED, never with a fake answer.
  */
 
@@ -36,12 +39,16 @@ export interface LlmServices {
   logger?: Logger;
 }
 
-/** Whose credentials: the principal's active organization, or null for the personal workspace. */
+/**
+ * Whose credentials: the principal's active organization, or null for the personal workspace;
+ * `userId` (optional) is the user whose own credentials apply in the personal workspace.
+ */
 export interface LlmCaller {
   orgId: string | null;
+  userId?: string | null;
 }
 
-export type CredentialSource = 'organization' | 'environment' | 'builtin';
+export type CredentialSource = 'organization' | 'user' | 'environment' | 'builtin';
 
 export interface ResolvedCredential {
   apiKey: string | null;
@@ -51,7 +58,7 @@ export interface ResolvedCredential {
 
 export interface LlmCredentials {
   byProvider: Partial<Record<LlmProviderId, ResolvedCredential>>;
-  /** Set when the organization's credentials exist but cannot be opened (ENCRYPTION_KEY changed). */
+  /** Set when the organization's or user's credentials exist but cannot be opened (ENCRYPTION_KEY changed). */
   problem: string | null;
 }
 
@@ -73,28 +80,33 @@ function environmentCredential(config: Config, provider: LlmProviderId): Resolve
   }
 }
 
-/** An organization's credential keeps the service's base URL for the provider unless it names its own. */
-function organizationCredential(config: Config, provider: LlmProviderId, stored: OrgLlmCredential): ResolvedCredential {
+/** A stored (organization or user) credential keeps the service's base URL for the provider unless it names its own. */
+function storedCredential(config: Config, provider: LlmProviderId, stored: OrgLlmCredential, source: 'organization' | 'user'): ResolvedCredential {
   const defaults: Partial<Record<LlmProviderId, string>> = { openai: config.OPENAI_BASE_URL, anthropic: config.ANTHROPIC_BASE_URL, google: config.GEMINI_BASE_URL };
-  return { apiKey: present(stored.apiKey) ? stored.apiKey : null, baseUrl: stored.baseUrl ?? defaults[provider] ?? '', source: 'organization' };
+  return { apiKey: present(stored.apiKey) ? stored.apiKey : null, baseUrl: stored.baseUrl ?? defaults[provider] ?? '', source };
+}
+
+/** The organization's credentials in its workspace, else the user's own; never both. */
+async function storedCredentials(services: LlmServices, caller: LlmCaller): Promise<{ stored: OrgLlmCredential[]; source: 'organization' | 'user'; problem: string | null }> {
+  const source = caller.orgId ? 'organization' : 'user';
+  try {
+    if (caller.orgId) return { stored: await readOrgLlmCredentials(services, caller.orgId), source, problem: null };
+    if (caller.userId) return { stored: await readUserLlmCredentials(services, caller.userId), source, problem: null };
+    return { stored: [], source, problem: null };
+  } catch (err) {
+    const whose = caller.orgId ? "the organization's" : 'your own';
+    services.logger?.warn({ orgId: caller.orgId, userId: caller.userId ?? null, err: (err as Error).message }, `${source} LLM credentials unreadable`);
+    return { stored: [], source, problem: `${whose} LLM credentials cannot be read (if ENCRYPTION_KEY changed, set them again)` };
+  }
 }
 
 export async function llmCredentials(services: LlmServices, caller: LlmCaller): Promise<LlmCredentials> {
-  let stored: OrgLlmCredential[] = [];
-  let problem: string | null = null;
-  if (caller.orgId) {
-    try {
-      stored = await readOrgLlmCredentials(services, caller.orgId);
-    } catch (err) {
-      problem = "the organization's LLM credentials cannot be read (if ENCRYPTION_KEY changed, set them again)";
-      services.logger?.warn({ orgId: caller.orgId, err: (err as Error).message }, 'organization LLM credentials unreadable');
-    }
-  }
+  const { stored, source, problem } = await storedCredentials(services, caller);
   const byProvider: LlmCredentials['byProvider'] = {};
   for (const provider of LLM_PROVIDER_IDS) {
     const own = stored.find((c) => c.provider === provider);
-    // Unreadable organization credentials must not quietly turn into spending the service's key.
-    const credential = own ? organizationCredential(services.config, provider, own) : problem && provider !== 'offline' ? null : environmentCredential(services.config, provider);
+    // Unreadable stored credentials must not quietly turn into spending the service's key.
+    const credential = own ? storedCredential(services.config, provider, own, source) : problem && provider !== 'offline' ? null : environmentCredential(services.config, provider);
     if (credential && (credential.baseUrl || provider === 'offline')) byProvider[provider] = credential;
   }
   return { byProvider, problem };
@@ -121,8 +133,8 @@ export function createLlmProvider(provider: LlmProviderId, settings: AdapterSett
 
 /**
  * The provider `provider` with the caller's credentials, ready to `complete()`. Throws
- * LlmProviderError PROVIDER_NOT_CONFIGURED when neither the organization nor the environment has
- * a key for it. Pass `credentials` when they were already read for this request.
+ * LlmProviderError PROVIDER_NOT_CONFIGURED when neither the organization (or, in the personal
+ * workspace, the user) nor the environment has a key for it. Pass `credentials` when they were already read for this request.
  */
 export async function llmProviderFor(
   services: LlmServices,
@@ -133,8 +145,8 @@ export async function llmProviderFor(
   const credentials = options.credentials ?? (await llmCredentials(services, caller));
   const credential = credentials.byProvider[provider];
   if (!credential) {
-    const where = caller.orgId ? 'the organization (PUT /api/orgs/{orgId}/llm-credentials) or the service' : 'the service';
-    throw notConfigured(provider, credentials.problem ?? `${LLM_PROVIDER_NAMES[provider]} is not configured: ${where} has no API key for it`);
+    const where = caller.orgId ? 'neither the organization (PUT /api/orgs/{orgId}/llm-credentials) nor the service' : 'neither your profile (PUT /api/users/me/llm-credentials) nor the service';
+    throw notConfigured(provider, credentials.problem ?? `${LLM_PROVIDER_NAMES[provider]} is not configured: ${where} has an API key for it`);
   }
   return createLlmProvider(provider, {
     apiKey: credential.apiKey,
