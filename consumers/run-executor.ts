@@ -90,7 +90,7 @@ export async function executeRun(services: Services, processId: string, workerId
   const correlationId = randomUUID();
   let run = await loadRun(services.eventStore, processId);
   const kinds = nodeKindsFor(services);
-  const llm = llmCapabilityFor(services, run.orgId);
+  const llm = llmCapabilityFor(services, run.orgId, run.ownerId);
   const inFlight = new Map<string, Promise<void>>();
   const ctx = () => contextFor(services, run, correlationId);
 
@@ -110,13 +110,13 @@ export async function executeRun(services: Services, processId: string, workerId
     try {
       const kind = nodeKindFor(kinds, { ...node, data });
       const inputs = nodeInputs(started.state.definition, started.state, nodeId);
-      const context = { ...inputs, processId, flowId: run.flowId, orgId: run.orgId, signal, llm, sleep };
+      const context = { ...inputs, processId, flowId: run.flowId, orgId: run.orgId, userId: run.ownerId, signal, llm, sleep };
       const result = await kind.execute({ ...node, data }, context);
       let usage: NodeUsage = result.usage ?? { total_tokens: 0, cost: 0 };
       const conditionalResults: ConditionalResult[] = [];
       for (const [index, condition] of conditionsOf({ ...node, data }).entries()) {
         if (condition.usePrompt) {
-          const answer = await answerPromptCondition(services, { orgId: run.orgId }, data, condition, result.output, signal);
+          const answer = await answerPromptCondition(services, { orgId: run.orgId, userId: run.ownerId }, data, condition, result.output, signal);
           usage = addUsage(usage, answer.usage);
           conditionalResults.push(conditionalResultOf(condition, index, answer.result));
         } else {

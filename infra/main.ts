@@ -3,6 +3,7 @@ import { createApp } from '../api/app.js';
 import { allRoutes } from '../api/routes/index.js';
 import { healthRoutes } from '../api/routes/health.js';
 import { allConsumers } from '../consumers/index.js';
+import { startRunRecovery, type RunRecovery } from '../consumers/run-recovery.js';
 import { ConfigError, loadConfig, parseRole } from './config.js';
 import { buildServices, closeServices } from './container.js';
 import { createLogger } from './logger.js';
@@ -25,9 +26,11 @@ async function main() {
 
   await services.projections.start();
   const consumers: RunningConsumer[] = [];
+  let recovery: RunRecovery | undefined;
   if (runsWorkers) {
     if (services.bus instanceof KafkaBus) services.bus.startRelay();
     for (const consumer of allConsumers(services, `${role}:${process.pid}`)) consumers.push(await services.bus.start(consumer));
+    recovery = await startRunRecovery(services, `${role}:${process.pid}`, role);
   }
 
   // Roles without the API still answer /api/health so an orchestrator can probe them.
@@ -57,6 +60,7 @@ async function main() {
       server.close(() => resolve());
       server.closeIdleConnections();
     });
+    await recovery?.stop();
     for (const consumer of consumers) await consumer.stop();
     await closeServices(services);
     logger.info('stopped');

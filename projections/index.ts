@@ -5,5 +5,6 @@ import type { Projector } from './projector.js';
 import { probesProjector } from './probes.js';
 import { runsProjector } from './runs.js';
 import { userProjectors } from './users.js';
+import { workersProjector } from './workers.js';
 
-export const allProjectors: Projector[] = [probesProjector, ...userProjectors, ...orgProjectors, ...cliProjectors, ...flowProjectors, runsProjector];
+export const allProjectors: Projector[] = [probesProjector, ...userProjectors, ...orgProjectors, ...cliProjectors, ...flowProjectors, runsProjector, workersProjector];

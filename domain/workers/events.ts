@@ -1,0 +1,27 @@
+import { z } from 'zod';
+
+/**
+ * Events of a worker process's presence (stream `worker-<workerId>`). A worker announces itself,
+ * beats while alive and says goodbye on a graceful stop; a process killed outright just stops
+ * beating, which is how others tell it is gone (see liveness.ts).
+ */
+const at = z.string().min(1);
+
+export const workerEventSchemas = {
+  WorkerStarted: z.object({
+    workerId: z.string().min(1).max(200),
+    host: z.string().max(255),
+    pid: z.number().int().min(0),
+    /** The service role the process runs (`all`, `worker`, …). */
+    role: z.string().min(1).max(50),
+    /** The interval it promises to beat at; others judge its silence by it. */
+    heartbeatMs: z.number().int().positive(),
+    at,
+  }),
+  WorkerHeartbeat: z.object({ at }),
+  WorkerStopped: z.object({ at }),
+};
+
+export type WorkerEventType = keyof typeof workerEventSchemas;
+type Data<K extends WorkerEventType> = z.infer<(typeof workerEventSchemas)[K]>;
+export type WorkerEvent = { [K in WorkerEventType]: { type: K; data: Data<K> } }[WorkerEventType];

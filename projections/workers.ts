@@ -1,0 +1,58 @@
+import type { WorkerEvent } from '../domain/workers/index.js';
+import type { RecordedEvent } from '../domain/shared/events.js';
+import type { Doc, ReadStore } from '../infra/ports/read-store.js';
+import type { Projector } from './projector.js';
+
+/** Read model of worker presence (`workers`): one document per worker process incarnation. */
+export interface WorkerDoc extends Doc {
+  host: string;
+  pid: number;
+  role: string;
+  heartbeatMs: number;
+  startedAt: string;
+  lastHeartbeatAt: string;
+  stoppedAt: string | null;
+  version: number;
+}
+
+const COLLECTION = 'workers';
+
+export const workersProjector: Projector = {
+  name: 'workers',
+  categories: ['worker'],
+  collections: [COLLECTION],
+  async setup(store) {
+    await store.collection(COLLECTION).createIndex({ keys: { lastHeartbeatAt: -1 } });
+  },
+  async project(recorded, store) {
+    const event = recorded as RecordedEvent & WorkerEvent;
+    const workers = store.collection<WorkerDoc>(COLLECTION);
+    const id = recorded.streamId.slice('worker-'.length);
+    // Guarded by the stream revision: a redelivered event changes nothing.
+    const newer = { _id: id, version: { $lt: recorded.revision } };
+    switch (event.type) {
+      case 'WorkerStarted': {
+        const d = event.data;
+        const doc: WorkerDoc = { _id: id, host: d.host, pid: d.pid, role: d.role, heartbeatMs: d.heartbeatMs, startedAt: d.at, lastHeartbeatAt: d.at, stoppedAt: null, version: recorded.revision };
+        if (await workers.findOne({ _id: id })) return;
+        await workers.replaceOne({ _id: id }, doc, { upsert: true });
+        return;
+      }
+      case 'WorkerHeartbeat':
+        await workers.updateOne(newer, { $set: { lastHeartbeatAt: event.data.at, version: recorded.revision } });
+        return;
+      case 'WorkerStopped':
+        await workers.updateOne(newer, { $set: { stoppedAt: event.data.at, version: recorded.revision } });
+        return;
+    }
+  },
+};
+
+/** Every known worker, most recently heard from first (GET /system/workers will page it). */
+export function listWorkers(store: ReadStore, options: { limit: number; cursor?: string | null } = { limit: 100 }) {
+  return store.collection<WorkerDoc>(COLLECTION).page({}, { sort: { lastHeartbeatAt: -1 }, limit: options.limit, cursor: options.cursor ?? null });
+}
+
+export function getWorker(store: ReadStore, workerId: string) {
+  return store.collection<WorkerDoc>(COLLECTION).findOne({ _id: workerId });
+}

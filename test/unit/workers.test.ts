@@ -1,0 +1,103 @@
+import { expect } from 'chai';
+import { DomainError, fold } from '../../domain/shared/decider.js';
+import { isRunAbandoned, isWorkerDead, processOfWorkerId, workerDecider, workerEventSchemas, type WorkerCommand, type WorkerEvent } from '../../domain/workers/index.js';
+import { MemoryReadStore } from '../../infra/read-store/memory.js';
+import type { RecordedEvent } from '../../domain/shared/events.js';
+import { getWorker, listWorkers, workersProjector } from '../../projections/workers.js';
+
+const at = '2026-01-01T00:00:00.000Z';
+const later = '2026-01-01T00:00:05.000Z';
+const given = (events: WorkerEvent[]) => fold(workerDecider.evolve, workerDecider.initialState, events);
+const when = (events: WorkerEvent[], command: WorkerCommand) => workerDecider.decide(command, given(events));
+const start: WorkerCommand = { type: 'StartWorker', workerId: 'h:1:abc', host: 'h', pid: 1, role: 'worker', heartbeatMs: 5_000, at };
+const started: WorkerEvent = { type: 'WorkerStarted', data: { workerId: 'h:1:abc', host: 'h', pid: 1, role: 'worker', heartbeatMs: 5_000, at } };
+const stopped: WorkerEvent = { type: 'WorkerStopped', data: { at: later } };
+
+function expectRejected(fn: () => unknown, code: string) {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).to.be.instanceOf(DomainError);
+    expect((err as DomainError).code).to.equal(code);
+    return;
+  }
+  expect.fail(`expected ${code}`);
+}
+
+describe('worker decider', () => {
+  it('starts a worker once; its events match their schemas', () => {
+    const events = when([], start);
+    expect(events).to.deep.equal([started]);
+    for (const e of events) expect(workerEventSchemas[e.type].safeParse(e.data).success).to.equal(true);
+    expect(when([started], start), 'the same announcement again').to.deep.equal([]);
+    expectRejected(() => when([started], { ...start, pid: 2 }), 'WORKER_ALREADY_STARTED');
+    expectRejected(() => when([started, stopped], start), 'WORKER_ALREADY_STARTED');
+  });
+
+  it('records heartbeats of a started, running worker only', () => {
+    expect(when([started], { type: 'RecordHeartbeat', at: later })).to.deep.equal([{ type: 'WorkerHeartbeat', data: { at: later } }]);
+    expectRejected(() => when([], { type: 'RecordHeartbeat', at }), 'WORKER_NOT_FOUND');
+    expectRejected(() => when([started, stopped], { type: 'RecordHeartbeat', at }), 'WORKER_STOPPED');
+  });
+
+  it('stops once (stopping again is no event)', () => {
+    expect(when([started], { type: 'StopWorker', at: later })).to.deep.equal([stopped]);
+    expect(when([started, stopped], { type: 'StopWorker', at: later })).to.deep.equal([]);
+    expectRejected(() => when([], { type: 'StopWorker', at }), 'WORKER_NOT_FOUND');
+  });
+
+  it('folds presence: last heartbeat and stop', () => {
+    const s = given([started, { type: 'WorkerHeartbeat', data: { at: later } }]);
+    expect(s).to.include({ exists: true, workerId: 'h:1:abc', lastHeartbeatAt: later, stoppedAt: null, heartbeatMs: 5_000 });
+    expect(given([started, stopped]).stoppedAt).to.equal(later);
+  });
+});
+
+describe('is this worker dead', () => {
+  const beat = (lastHeartbeatAt: string | null, stoppedAt: string | null = null, heartbeatMs = 1_000) => ({ lastHeartbeatAt, stoppedAt, heartbeatMs });
+  const now = new Date('2026-01-01T00:00:10.000Z');
+
+  it('is alive while it beat within 3 of its intervals', () => {
+    expect(isWorkerDead(beat('2026-01-01T00:00:09.000Z'), now, 5_000)).to.equal(false);
+    expect(isWorkerDead(beat('2026-01-01T00:00:07.000Z'), now, 5_000)).to.equal(false); // exactly 3 intervals
+  });
+
+  it('is dead when silent for more than 3 intervals, or stopped, or never beat', () => {
+    expect(isWorkerDead(beat('2026-01-01T00:00:06.999Z'), now, 5_000)).to.equal(true);
+    expect(isWorkerDead(beat('2026-01-01T00:00:09.900Z', '2026-01-01T00:00:09.950Z'), now, 5_000)).to.equal(true);
+    expect(isWorkerDead(beat(null), now, 5_000)).to.equal(true);
+  });
+
+  it("judges by the worker's own interval, the caller's only when it has none", () => {
+    expect(isWorkerDead(beat('2026-01-01T00:00:00.000Z', null, 5_000), now, 100)).to.equal(false);
+    expect(isWorkerDead(beat('2026-01-01T00:00:09.000Z', null, 0), now, 100)).to.equal(true);
+  });
+
+  it('a run of an unknown worker is abandoned only past the node timeout plus the margin', () => {
+    expect(isRunAbandoned('2026-01-01T00:00:00.000Z', now, 5_000, 1_000)).to.equal(true);
+    expect(isRunAbandoned('2026-01-01T00:00:03.000Z', now, 5_000, 1_000)).to.equal(false);
+  });
+
+  it('finds the process behind a run worker id', () => {
+    expect(processOfWorkerId('worker:12@host:12:abcd')).to.equal('host:12:abcd');
+    expect(processOfWorkerId('host:12:abcd')).to.equal('host:12:abcd');
+  });
+});
+
+describe('workers projection', () => {
+  const recorded = (event: WorkerEvent, revision: number) =>
+    ({ id: `e${revision}`, streamId: 'worker-h:1:abc', revision, position: revision + 1, type: event.type, data: event.data, metadata: {} }) as unknown as RecordedEvent;
+
+  it('keeps one document per worker; a redelivered event changes nothing', async () => {
+    const store = new MemoryReadStore();
+    await workersProjector.setup(store);
+    await workersProjector.project(recorded(started, 0), store);
+    await workersProjector.project(recorded({ type: 'WorkerHeartbeat', data: { at: later } }, 1), store);
+    await workersProjector.project(recorded(started, 0), store);
+    await workersProjector.project(recorded({ type: 'WorkerHeartbeat', data: { at } }, 1), store);
+    expect(await getWorker(store, 'h:1:abc')).to.deep.include({ host: 'h', pid: 1, role: 'worker', startedAt: at, lastHeartbeatAt: later, stoppedAt: null, version: 1 });
+    await workersProjector.project(recorded({ type: 'WorkerStopped', data: { at: later } }, 2), store);
+    const page = await listWorkers(store);
+    expect(page.items.map((w) => [w._id, w.stoppedAt])).to.deep.equal([['h:1:abc', later]]);
+  });
+});
