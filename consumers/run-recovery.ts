@@ -20,12 +20,6 @@ import { executeRun, isExecutingHere, LOCAL_WORKER_ID } from './run-executor.js'
  * the revision the judgement was made on, so the loser gets a conflict and moves on.
  */
 
-/** The only place the heartbeat interval is read: WORKER_HEARTBEAT_MS (milliseconds, default 5 s). */
-export function heartbeatIntervalMs(env: NodeJS.ProcessEnv = process.env): number {
-  const value = Number(env.WORKER_HEARTBEAT_MS);
-  return Number.isInteger(value) && value > 0 ? value : 5_000;
-}
-
 /** Runs looked at per scan; the rest wait for the next scan. */
 const SCAN_LIMIT = 100;
 
@@ -36,7 +30,7 @@ export interface RunRecovery {
   stop(): Promise<void>;
 }
 
-export async function startRunRecovery(services: Services, workerName: string, role: string, intervalMs = heartbeatIntervalMs()): Promise<RunRecovery> {
+export async function startRunRecovery(services: Services, workerName: string, role: string, intervalMs = services.config.WORKER_HEARTBEAT_MS): Promise<RunRecovery> {
   // Presence is per process: the executor's ids for this process all end with LOCAL_WORKER_ID.
   const presenceId = LOCAL_WORKER_ID;
   const runWorkerId = `${workerName}@${LOCAL_WORKER_ID}`;

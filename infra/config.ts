@@ -84,6 +84,8 @@ export const configSchema = z.object({
     .transform((v) => v === 'true'),
   RUN_CONCURRENCY: positiveInt(4),
   NODE_TIMEOUT_MS: positiveInt(120_000),
+  /** Workers record a heartbeat event this often; a worker silent for three intervals is dead and its runs are taken over. */
+  WORKER_HEARTBEAT_MS: positiveInt(5_000),
   GOOGLE_CLIENT_ID: z.string().optional(),
   GOOGLE_CLIENT_SECRET: z.string().optional(),
   GOOGLE_ISSUER: z.string().regex(/^https?:\/\//).default('https://accounts.google.com'),
