@@ -1,7 +1,9 @@
 import { flowNotFound, flowStreamId, foldFlow, isVisibleTo, nodeNotFound, type FlowScope } from '../domain/flows/index.js';
 import { foldRun, runDecider, runStreamId, type OverrideConfig, type RunCommand, type RunMode } from '../domain/runs/index.js';
+import { DomainError } from '../domain/shared/decider.js';
 import type { EventStore } from '../infra/ports/event-store.js';
 import { handleCommand, type CommandContext } from './handle.js';
+import { claimReservation, releaseReservation, reservationStreamId } from './reservations.js';
 
 /**
  * The run's write side. Requesting a run folds the flow from its own stream (the write side may read
@@ -78,4 +80,48 @@ export function requestStop(store: EventStore, context: CommandContext, processI
 /** The run's state from its stream (the worker's view; never the read model). */
 export async function loadRun(store: EventStore, processId: string) {
   return foldRun(await store.readStream(runStreamId(processId)));
+}
+
+// ---------------------------------------------------------------- Idempotency-Key
+
+/** A repeated Idempotency-Key answers the first run for this long; after it the key starts a new run. */
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+const IDEMPOTENCY_SCOPE = 'idempotency';
+
+export type IdempotencyClaim = { owned: true } | { owned: false; processId: string };
+
+/**
+ * Claims `${userId}:${key}` for `processId` through a reservation stream, so of two identical
+ * requests arriving together exactly one wins (the loser's append conflicts on the same stream),
+ * which a read-model lookup cannot promise. The claim's time is the ReservationClaimed event's
+ * `occurredAt`: a claim older than the window is released (naming its holder, so of two requests
+ * racing to replace it only one release lands) and claimed anew.
+ */
+export async function claimIdempotencyKey(store: EventStore, context: CommandContext, userId: string, key: string, processId: string, windowMs = IDEMPOTENCY_WINDOW_MS): Promise<IdempotencyClaim> {
+  const reservationKey = `${userId}:${key}`;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      await claimReservation(store, context, IDEMPOTENCY_SCOPE, reservationKey, processId);
+      return { owned: true };
+    } catch (err) {
+      if (!(err instanceof DomainError && err.code === 'ALREADY_TAKEN')) throw err;
+    }
+    const holder = await idempotencyHolder(store, userId, key);
+    if (!holder) continue; // released meanwhile: claim again
+    if (context.now.getTime() - Date.parse(holder.claimedAt) < windowMs) return { owned: false, processId: holder.processId };
+    await releaseReservation(store, context, IDEMPOTENCY_SCOPE, reservationKey, holder.processId);
+  }
+  throw new DomainError('IDEMPOTENCY_KEY_IN_USE', 'another request with this Idempotency-Key is in progress; retry later', 409);
+}
+
+/** Who holds the key now (the last event of its reservation stream), or null when it is free. */
+export async function idempotencyHolder(store: EventStore, userId: string, key: string): Promise<{ processId: string; claimedAt: string } | null> {
+  const [last] = await store.readStream(reservationStreamId(IDEMPOTENCY_SCOPE, `${userId}:${key}`), { direction: 'backwards', maxCount: 1 });
+  if (!last || last.type !== 'ReservationClaimed') return null;
+  return { processId: (last.data as { ownerId: string }).ownerId, claimedAt: last.metadata.occurredAt };
+}
+
+/** Frees a key whose request failed before its run existed, so a retry with the same key can run. */
+export function releaseIdempotencyKey(store: EventStore, context: CommandContext, userId: string, key: string, processId: string) {
+  return releaseReservation(store, context, IDEMPOTENCY_SCOPE, `${userId}:${key}`, processId);
 }

@@ -1,8 +1,10 @@
 import { z } from 'zod';
-import { requestRun, type RunRequest } from '../../commands/runs.js';
+import { claimIdempotencyKey, idempotencyHolder, loadRun, releaseIdempotencyKey, requestRun, type RunRequest } from '../../commands/runs.js';
 import { executeRun, LOCAL_WORKER_ID } from '../../consumers/run-executor.js';
-import { overrideConfigSchema, runStreamId, type RunState } from '../../domain/runs/index.js';
-import { findIdempotentProcess, getProcess, runStateView, type ProcessView } from '../../projections/runs.js';
+import { isFinished, overrideConfigSchema, runStreamId, type RunState } from '../../domain/runs/index.js';
+import { DomainError } from '../../domain/shared/decider.js';
+import type { Services } from '../../infra/services.js';
+import { runStateView, type ProcessView } from '../../projections/runs.js';
 import { ValidationError } from '../errors.js';
 import type { RouteInput, RouteReply } from '../route.js';
 
@@ -24,8 +26,6 @@ export const runBody = z.strictObject({
   overrideConfig: overrideConfigSchema.strict().nullable().optional(),
 });
 
-const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
-
 /** `Idempotency-Key`: 1–200 printable characters. */
 export function idempotencyKeyOf(input: Pick<AnyInput, 'koa'>): string | null {
   const key = input.koa.get('idempotency-key');
@@ -44,32 +44,43 @@ export interface StartedRun {
 
 /**
  * Starts a run for the request. Synchronous runs are executed by this process (claimed in the
- * request's own decision) and awaited; async ones go to the run worker through the bus. A repeated
- * Idempotency-Key (same user, within 24 h) runs nothing and returns the first run — waiting for
- * it to finish when it was synchronous.
+ * request's own decision) and awaited; async ones go to the run worker through the bus.
+ *
+ * Idempotency-Key (per user, 24 h; public triggers have no user and no idempotency): the key is
+ * claimed for the new processId in a reservation stream before anything runs, so of two identical
+ * requests arriving together one runs and the other waits for that run — until it exists (async)
+ * or has finished (sync, bounded by NODE_TIMEOUT_MS; after that it answers the run as it stands) —
+ * and answers it. A request that fails before its run exists releases the key.
  */
 export async function startRun(input: AnyInput, request: Omit<RunRequest, 'idempotencyKey' | 'claimBy'>): Promise<StartedRun> {
   const { services } = input;
-  const key = input.principal ? idempotencyKeyOf(input) : null;
-  if (key && input.principal) {
-    const since = new Date(services.now().getTime() - IDEMPOTENCY_WINDOW_MS).toISOString();
-    const earlier = await findIdempotentProcess(services.readStore, input.principal.userId, key, since);
-    if (earlier) {
-      let doc = earlier;
-      const deadline = Date.now() + services.config.NODE_TIMEOUT_MS;
-      while (!request.async && !['completed', 'failed', 'stopped'].includes(doc.status) && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 100));
-        doc = (await getProcess(services.readStore, earlier._id, null)) ?? doc;
-      }
-      return { processId: earlier._id, state: null, repeated: runStateView(doc._id, JSON.parse(doc.state)) };
-    }
-  }
+  const userId = input.principal?.userId ?? null;
+  const key = userId ? idempotencyKeyOf(input) : null;
   const processId = services.newId();
-  const result = await requestRun(services.eventStore, input.command, processId, {
-    ...request,
-    idempotencyKey: key,
-    ...(request.async ? {} : { claimBy: LOCAL_WORKER_ID }),
-  });
+  if (key && userId) {
+    let owned = false;
+    // Two rounds: when the first request failed before creating its run, its key is free again.
+    for (let round = 0; round < 2 && !owned; round++) {
+      const claim = await claimIdempotencyKey(services.eventStore, input.command, userId, key, processId);
+      if (claim.owned) owned = true;
+      else {
+        const earlier = await awaitEarlierRun(services, userId, key, claim.processId, !request.async);
+        if (earlier) return { processId: claim.processId, state: null, repeated: runStateView(claim.processId, earlier) };
+      }
+    }
+    if (!owned) throw new DomainError('IDEMPOTENCY_KEY_IN_USE', 'another request with this Idempotency-Key is in progress; retry later', 409);
+  }
+  let result;
+  try {
+    result = await requestRun(services.eventStore, input.command, processId, {
+      ...request,
+      idempotencyKey: key,
+      ...(request.async ? {} : { claimBy: LOCAL_WORKER_ID }),
+    });
+  } catch (err) {
+    if (key && userId) await releaseIdempotencyKey(services.eventStore, input.command, userId, key, processId).catch(() => undefined);
+    throw err;
+  }
   if (request.async) {
     await input.settle(result.position, runStreamId(processId));
     return { processId, state: null, repeated: null };
@@ -78,6 +89,28 @@ export async function startRun(input: AnyInput, request: Omit<RunRequest, 'idemp
   const [last] = await services.eventStore.readStream(runStreamId(processId), { fromRevision: Math.max(0, state.version), maxCount: 1 });
   await input.settle(last?.position ?? result.position, runStreamId(processId));
   return { processId, state, repeated: null };
+}
+
+/**
+ * The run of the request that holds the key, from the log (the read model may lag): once it exists
+ * (and, for a synchronous request, once it finished or the wait ran out). Null when it never
+ * appeared because its request gave the key up, or did not appear within the read-your-writes bound.
+ */
+async function awaitEarlierRun(services: Services, userId: string, key: string, processId: string, sync: boolean): Promise<RunState | null> {
+  const started = Date.now();
+  const appearBy = started + Math.max(services.config.READ_YOUR_WRITES_TIMEOUT_MS, 1000);
+  const finishBy = started + services.config.NODE_TIMEOUT_MS;
+  for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
+    const run = await loadRun(services.eventStore, processId);
+    if (run.exists) {
+      if (!sync || isFinished(run.status) || Date.now() >= finishBy) return run;
+    } else {
+      if (Date.now() >= appearBy) return null;
+      const holder = await idempotencyHolder(services.eventStore, userId, key);
+      if (holder?.processId !== processId) return null;
+    }
+    await new Promise((r) => setTimeout(r, pause));
+  }
 }
 
 export const queued = (processId: string): RouteReply => ({ status: 202, body: { success: true, processId, status: 'queued' } });

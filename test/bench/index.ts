@@ -16,6 +16,7 @@ import { benchHttp } from './http.js';
 import { benchKafkaLag } from './kafka-lag.js';
 import { benchEmbeddedLag } from './lag.js';
 import { benchReplay } from './replay.js';
+import { benchRuns } from './runs.js';
 import { Report, cleanupAllTempDirs, settle } from './support.js';
 
 const benchmarks: Record<string, (report: Report) => Promise<void>> = {
@@ -26,6 +27,7 @@ const benchmarks: Record<string, (report: Report) => Promise<void>> = {
   http: benchHttp,
   auth: benchAuth,
   flows: benchFlows,
+  runs: benchRuns,
 };
 
 /** Hard bound on the whole run: whatever hangs, the process ends. */

@@ -1,0 +1,215 @@
+/**
+ * The runs read model (projections/runs.ts, collection `processes`) against the aggregate: after
+ * every event the document's view is what `runStateView(foldRun(events))` says, the query fields
+ * follow, a redelivered old event changes nothing, and outputs with `$`/dotted keys survive (they
+ * live in the `state` JSON text, never as Mongo field names, which FerretDB refuses). Runs on the
+ * memory store, and on MongoDB/FerretDB when MONGODB_URL is set.
+ */
+import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
+import { MongoClient } from 'mongodb';
+import type { FlowScope } from '../../domain/flows/index.js';
+import { decideRun, evolveRun, foldRun, initialRunState, runStreamId, type RunCommand, type RunState } from '../../domain/runs/index.js';
+import type { RecordedEvent } from '../../domain/shared/events.js';
+import type { ReadStore } from '../../infra/ports/read-store.js';
+import { MemoryReadStore } from '../../infra/read-store/memory.js';
+import { MongoReadStore } from '../../infra/read-store/mongo.js';
+import {
+  activeFlowProcesses,
+  findIdempotentProcess,
+  getProcess,
+  latestFlowProcess,
+  listFlowProcesses,
+  listRunningProcesses,
+  processView,
+  runStateView,
+  runsProjector,
+} from '../../projections/runs.js';
+
+type Cmd = RunCommand extends infer C ? (C extends unknown ? Omit<C, 'at'> : never) : never;
+
+const alice: FlowScope = { userId: 'alice', orgId: null, workspaceId: null };
+const bob: FlowScope = { userId: 'bob', orgId: null, workspaceId: null };
+const WORKER = 'worker-1';
+/** User-shaped output Mongo could not take as field names. */
+const nastyOutput = { $set: { 'a.b': 1 }, 'dotted.key': ['$x', { '$y.z': null }], plain: 'ok' };
+
+const transform = (id: string, template: string) => ({ id, type: 'custom', position: { x: 0, y: 0 }, data: { nodeType: 'transform', template } });
+
+/** A run stream built through the real decider, as handleCommand would append it. */
+class RunStream {
+  state: RunState = initialRunState;
+  events: RecordedEvent[] = [];
+  constructor(
+    readonly processId: string,
+    private readonly clock: { position: number; ms: number },
+  ) {}
+
+  do(command: Cmd): RecordedEvent[] {
+    const at = new Date((this.clock.ms += 1000)).toISOString();
+    return decideRun({ ...command, at } as RunCommand, this.state).map((e) => {
+      this.state = evolveRun(this.state, e);
+      const r: RecordedEvent = {
+        id: randomBytes(8).toString('hex'),
+        type: e.type,
+        streamId: runStreamId(this.processId),
+        revision: this.events.length,
+        position: ++this.clock.position,
+        schemaVersion: 1,
+        data: JSON.parse(JSON.stringify(e.data)),
+        metadata: { actorId: 'alice', orgId: null, workspaceId: null, correlationId: 'c', causationId: null, requestId: null, occurredAt: at },
+      };
+      this.events.push(r);
+      return r;
+    });
+  }
+}
+
+function suite(adapter: string, open: () => Promise<ReadStore>) {
+  describe(`runs projection (${adapter})`, function () {
+    this.timeout(30_000);
+    let store: ReadStore;
+    const clock = { position: 0, ms: Date.UTC(2025, 0, 1) };
+    let n = 0;
+    const flowId = `flow-${randomBytes(4).toString('hex')}`;
+
+    const newRun = (opts: { owner?: FlowScope; key?: string | null; edges?: boolean } = {}) => {
+      const owner = opts.owner ?? alice;
+      const s = new RunStream(`p${++n}-${randomBytes(3).toString('hex')}`, clock);
+      s.do({
+        type: 'RequestRun',
+        processId: s.processId,
+        flowId,
+        flowVersion: 3,
+        ownerId: owner.userId,
+        orgId: owner.orgId,
+        workspaceId: owner.workspaceId,
+        mode: 'flow',
+        nodes: [transform('a', 'hello {{inputs.who}}'), transform('b', 'then {{previous}}')],
+        edges: opts.edges === false ? [] : [{ id: 'e1', source: 'a', target: 'b' }],
+        inputs: { who: 'world', 'dotted.input': { $in: 1 } },
+        async: true,
+        requestedBy: owner.userId,
+        source: 'api',
+        idempotencyKey: opts.key ?? null,
+      });
+      return s;
+    };
+    const project = async (events: RecordedEvent[]) => {
+      for (const e of events) await runsProjector.project(e, store);
+    };
+    /** The document says what the aggregate says, field for field. */
+    const expectAgrees = async (s: RunStream) => {
+      const doc = await getProcess(store, s.processId, null);
+      expect(doc, 'process in the read model').to.not.equal(null);
+      const folded = foldRun(s.events);
+      expect(processView(doc!)).to.deep.equal(JSON.parse(JSON.stringify(runStateView(s.processId, folded))));
+      expect(doc).to.include({ flowId, status: folded.status, version: folded.version, workerId: folded.workerId, startedAt: folded.startedAt, finishedAt: folded.finishedAt });
+      return doc!;
+    };
+
+    before(async () => {
+      store = await open();
+      await runsProjector.setup(store);
+    });
+    after(async () => store?.close());
+
+    it('follows a run step by step: queued, running, node results, completed', async () => {
+      const s = newRun({ key: 'key-1' });
+      await project(s.events);
+      expect((await expectAgrees(s)).status).to.equal('queued');
+      expect((await activeFlowProcesses(store, flowId)).map((d) => d._id)).to.include(s.processId);
+
+      await project(s.do({ type: 'ClaimRun', workerId: WORKER }));
+      expect((await expectAgrees(s)).status).to.equal('running');
+
+      await project(s.do({ type: 'StartNode', workerId: WORKER, nodeId: 'a' }));
+      expect(processView(await expectAgrees(s)).nodes[0].status).to.equal('running');
+
+      await project(s.do({ type: 'CompleteNode', workerId: WORKER, nodeId: 'a', output: nastyOutput, metadata: { 'x.y': '$z' }, usage: { total_tokens: 3, cost: 0 }, executionTime: 2 }));
+      const afterA = processView(await expectAgrees(s));
+      expect(afterA.nodes[0]).to.include({ status: 'completed' });
+      expect(afterA.nodes[0].output, 'a $/dotted output survives').to.deep.equal(nastyOutput);
+      expect(afterA.nodes[0].metadata).to.deep.equal({ 'x.y': '$z' });
+
+      await project(s.do({ type: 'StartNode', workerId: WORKER, nodeId: 'b' }));
+      await expectAgrees(s);
+      const last = s.do({ type: 'CompleteNode', workerId: WORKER, nodeId: 'b', output: 'then hello world', executionTime: 1 });
+      expect(last.map((e) => e.type), 'the decider ends the run after the last node').to.include('RunCompleted');
+      await project(last);
+      const done = await expectAgrees(s);
+      expect(done.status).to.equal('completed');
+      expect(processView(done).usage.total_tokens).to.equal(3);
+      expect((await activeFlowProcesses(store, flowId)).map((d) => d._id)).to.not.include(s.processId);
+      expect((await findIdempotentProcess(store, 'alice', 'key-1', new Date(Date.UTC(2024, 0, 1)).toISOString()))?._id).to.equal(s.processId);
+    });
+
+    it('ignores a redelivered old event, and a whole redelivered stream', async () => {
+      const s = newRun();
+      s.do({ type: 'ClaimRun', workerId: WORKER });
+      s.do({ type: 'StartNode', workerId: WORKER, nodeId: 'a' });
+      await project(s.events);
+      const before = await expectAgrees(s);
+      await project([s.events[0]]); // RunRequested again: would reset the run to queued
+      await project([s.events[s.events.length - 1]]);
+      expect(await getProcess(store, s.processId, null)).to.deep.equal(before);
+      await project(s.events);
+      expect(await getProcess(store, s.processId, null)).to.deep.equal(before);
+      // Events after the redelivery still land.
+      await project(s.do({ type: 'FailNode', workerId: WORKER, nodeId: 'a', error: { code: 'BOOM', message: 'failed' }, executionTime: 1 }));
+      const failed = await expectAgrees(s);
+      expect(failed.status).to.equal('failed');
+      expect(processView(failed).nodes[0].error).to.deep.equal({ code: 'BOOM', message: 'failed' });
+    });
+
+    it('stop: running, then stopped; running lists and tenant scope follow', async () => {
+      const s = newRun({ owner: bob });
+      s.do({ type: 'ClaimRun', workerId: WORKER });
+      await project(s.events);
+      const running = await listRunningProcesses(store, bob, { limit: 50 });
+      expect(running.items.map((d) => d._id)).to.include(s.processId);
+      expect((await listRunningProcesses(store, alice, { limit: 50 })).items.map((d) => d._id)).to.not.include(s.processId);
+      expect(await getProcess(store, s.processId, alice), "another user's run is not visible").to.equal(null);
+      expect(await getProcess(store, s.processId, bob)).to.not.equal(null);
+
+      await project(s.do({ type: 'RequestStop', by: 'bob' }));
+      expect(processView(await expectAgrees(s)).stopRequested).to.equal(true);
+      await project(s.do({ type: 'ConfirmStop', workerId: WORKER }));
+      expect((await expectAgrees(s)).status).to.equal('stopped');
+      expect((await listRunningProcesses(store, bob, { limit: 50 })).items.map((d) => d._id)).to.not.include(s.processId);
+    });
+
+    it('flow history: newest first, paginated; latest is the newest request', async () => {
+      const runs = [newRun({ edges: false }), newRun({ edges: false }), newRun({ edges: false })];
+      for (const r of runs) await project(r.events);
+      const first = await listFlowProcesses(store, flowId, { limit: 2 });
+      expect(first.items).to.have.length(2);
+      expect(first.nextCursor).to.be.a('string');
+      const rest = await listFlowProcesses(store, flowId, { limit: 50, cursor: first.nextCursor });
+      const all = [...first.items, ...rest.items].map((d) => d.requestedAt);
+      expect(all).to.deep.equal([...all].sort().reverse());
+      expect((await latestFlowProcess(store, flowId))?._id).to.equal(runs[2].processId);
+    });
+  });
+}
+
+suite('memory', async () => new MemoryReadStore());
+
+const url = process.env.MONGODB_URL;
+if (url) {
+  const dbName = `unit_runs_${randomBytes(6).toString('hex')}`;
+  describe('runs projection on MongoDB', () => {
+    after(async () => {
+      const client = new MongoClient(url, { serverSelectionTimeoutMS: 5000 });
+      try {
+        await client.connect();
+        await client.db(dbName).dropDatabase();
+      } finally {
+        await client.close();
+      }
+    });
+    suite('mongodb', () => MongoReadStore.connect(url, dbName));
+  });
+} else {
+  console.log('SKIP runs projection on MongoDB: MONGODB_URL is not set');
+}
