@@ -74,6 +74,11 @@ function cacheFor(store: EventStore, decider: object) {
   return cache;
 }
 
+/** The folded state of a stream through the same cache the handler uses: cheap for a stream read often (a run's executor). */
+export async function loadState<S>(store: EventStore, streamId: string, decider: Decider<any, S, any>): Promise<{ state: S; revision: number }> {
+  return load<S, DomainEvent>(store, streamId, decider as unknown as Decider<unknown, S, DomainEvent>);
+}
+
 async function load<S, E>(store: EventStore, streamId: string, decider: Decider<unknown, S, DomainEvent>): Promise<{ state: S; revision: number }> {
   const cache = cacheFor(store, decider);
   const cached = cache.get(streamId) as { revision: number; state: S } | undefined;

@@ -1,8 +1,8 @@
-import { flowNotFound, flowStreamId, foldFlow, isVisibleTo, nodeNotFound, type FlowScope } from '../domain/flows/index.js';
-import { foldRun, runDecider, runStreamId, type OverrideConfig, type RunCommand, type RunMode } from '../domain/runs/index.js';
+import { flowDecider, flowNotFound, flowStreamId, isVisibleTo, nodeNotFound, type FlowScope } from '../domain/flows/index.js';
+import { runDecider, runStreamId, type OverrideConfig, type RunCommand, type RunMode } from '../domain/runs/index.js';
 import { DomainError } from '../domain/shared/decider.js';
 import type { EventStore } from '../infra/ports/event-store.js';
-import { handleCommand, type CommandContext } from './handle.js';
+import { handleCommand, loadState, type CommandContext } from './handle.js';
 import { claimReservation, releaseReservation, reservationStreamId } from './reservations.js';
 
 /**
@@ -29,7 +29,7 @@ export interface RunRequest {
 }
 
 export async function requestRun(store: EventStore, context: CommandContext, processId: string, request: RunRequest) {
-  const flow = foldFlow(await store.readStream(flowStreamId(request.flowId)));
+  const flow = (await loadState(store, flowStreamId(request.flowId), flowDecider)).state;
   if (!flow.exists || flow.deleted || (request.scope && !isVisibleTo(flow, request.scope))) throw flowNotFound();
   if (request.mode === 'node' && !flow.nodes.some((n) => n.id === request.nodeId)) throw nodeNotFound(request.nodeId ?? '');
   return handleCommand(store, {
@@ -79,7 +79,8 @@ export function requestStop(store: EventStore, context: CommandContext, processI
 
 /** The run's state from its stream (the worker's view; never the read model). */
 export async function loadRun(store: EventStore, processId: string) {
-  return foldRun(await store.readStream(runStreamId(processId)));
+  // Through the handler's folded-state cache: the executor reads its run after every step.
+  return (await loadState(store, runStreamId(processId), runDecider)).state;
 }
 
 // ---------------------------------------------------------------- Idempotency-Key
