@@ -4,6 +4,9 @@ import { executeRun, LOCAL_WORKER_ID } from '../../consumers/run-executor.js';
 import { isFinished, overrideConfigSchema, runStreamId, type RunState } from '../../domain/runs/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import type { Services } from '../../infra/services.js';
+import { assertWithinBudget } from '../../infra/llm/registry.js';
+import type { LlmProviderId } from '../../infra/ports/llm.js';
+import { getFlow } from '../../projections/flows.js';
 import { runStateView, type ProcessView } from '../../projections/runs.js';
 import { ValidationError } from '../errors.js';
 import type { RouteInput, RouteReply } from '../route.js';
@@ -57,6 +60,7 @@ export async function startRun(input: AnyInput, request: Omit<RunRequest, 'idemp
   const userId = input.principal?.userId ?? null;
   const key = userId ? idempotencyKeyOf(input) : null;
   const processId = services.newId();
+  await assertRunWithinBudget(input, request);
   if (key && userId) {
     let owned = false;
     // Two rounds: when the first request failed before creating its run, its key is free again.
@@ -161,4 +165,16 @@ export function replyFor(started: StartedRun, mode: 'node' | 'flow', nodeId: str
   if (async) return queued(started.processId);
   const view = started.repeated ?? runStateView(started.processId, started.state!);
   return mode === 'node' ? nodeReply(view, nodeId!) : runReply(view);
+}
+
+/**
+ * An organization over its budget gets 402 before a run that would call a paid provider starts,
+ * rather than a run that fails at its first llm node. The offline provider stays free.
+ */
+async function assertRunWithinBudget(input: AnyInput, request: Pick<RunRequest, 'flowId' | 'mode' | 'nodeId'>) {
+  const flow = await getFlow(input.services.readStore, request.flowId, null);
+  if (!flow?.orgId) return;
+  const nodes = request.mode === 'node' ? flow.nodes.filter((n) => n.id === request.nodeId) : flow.nodes;
+  const paid = nodes.map((n) => n.data.llm).find((p): p is string => typeof p === 'string' && p !== 'offline');
+  if (paid) await assertWithinBudget(input.services, { orgId: flow.orgId }, paid as LlmProviderId);
 }
