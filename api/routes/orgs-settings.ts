@@ -7,6 +7,7 @@ import type { Services } from '../../infra/services.js';
 import { getOrg, listLlmCredentialsSealed, spentUsd } from '../../projections/orgs.js';
 import { NotFoundError } from '../errors.js';
 import { defineRoute } from '../route.js';
+import { llmCredentialBody } from './llm-credential-body.js';
 import { orgParams } from './orgs-schemas.js';
 
 const tag = 'Organizations';
@@ -27,18 +28,7 @@ async function maskedCredentials(services: Services, orgId: string) {
   });
 }
 
-const credentialBody = z
-  .strictObject({
-    provider: llmProviderSchema,
-    apiKey: z.string().trim().min(1).max(4096).nullable(),
-    baseUrl: z.url({ protocol: /^https?$/ }).max(2048).nullable().optional(),
-  })
-  .superRefine((body, ctx) => {
-    // An OpenAI-compatible server (vLLM, llama.cpp, Ollama) has no default address.
-    if (body.provider === 'openai_compatible' && body.apiKey !== null && !body.baseUrl) {
-      ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: 'required for openai_compatible' });
-    }
-  });
+const credentialBody = llmCredentialBody(llmProviderSchema);
 
 export const orgSettingsRoutes = [
   defineRoute({

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { setUserLlmCredential } from '../../commands/users-llm-credentials.js';
-import { llmBaseUrlSchema, userLlmProviderSchema, userStreamId } from '../../domain/users/index.js';
+import { userLlmProviderSchema, userStreamId } from '../../domain/users/index.js';
 import { mask } from '../../infra/auth/sealed-box.js';
 import type { Services } from '../../infra/services.js';
 import { listUserLlmCredentialsSealed } from '../../projections/users-llm.js';
 import { defineRoute } from '../route.js';
+import { llmCredentialBody } from './llm-credential-body.js';
 
 const tag = 'Profile';
 const credentialSchema = z.object({
@@ -29,18 +30,7 @@ async function maskedCredentials(services: Services, userId: string) {
   });
 }
 
-const credentialBody = z
-  .strictObject({
-    provider: userLlmProviderSchema,
-    apiKey: z.string().trim().min(1).max(4096).nullable().describe('null removes the credential'),
-    baseUrl: llmBaseUrlSchema.nullable().optional().describe('http(s) URL; required for openai_compatible, else the service default'),
-  })
-  .superRefine((body, ctx) => {
-    // Answered here as a field error; the decider checks the same rule for any other caller.
-    if (body.provider === 'openai_compatible' && body.apiKey !== null && !body.baseUrl) {
-      ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: 'required for openai_compatible' });
-    }
-  });
+const credentialBody = llmCredentialBody(userLlmProviderSchema);
 
 /** The user's own LLM provider keys, used in the personal workspace (an organization's workspace uses the organization's). */
 export const userLlmRoutes = [

@@ -10,7 +10,7 @@
  * and the port only offers what every server does (see DESIGN.md §4 and FIELD-NOTES "FerretDB").
  */
 const FORBIDDEN = new Set(['$where', '$function', '$accumulator']);
-/** FerretDB v1.24 answers NotImplemented for these inside `$elemMatch`. */
+/** FerretDB v1.24 refuses these with an error inside `$elemMatch`. */
 const ELEM_MATCH_LOGICAL = new Set(['$and', '$or', '$nor', '$not']);
 
 export class ForbiddenOperatorError extends Error {

@@ -1,0 +1,21 @@
+import { z } from 'zod';
+
+/**
+ * The body that sets or removes one provider's credential, for an organization and for a user
+ * alike (`apiKey: null` removes it). The provider list is the caller's own enum.
+ */
+export function llmCredentialBody<P extends z.ZodType<string>>(provider: P) {
+  return z
+    .strictObject({
+      provider,
+      apiKey: z.string().trim().min(1).max(4096).nullable().describe('null removes the credential'),
+      baseUrl: z.url({ protocol: /^https?$/ }).max(2048).nullable().optional().describe('http(s) URL; required for openai_compatible'),
+    })
+    .superRefine((raw, ctx) => {
+      const body = raw as { provider: string; apiKey: string | null; baseUrl?: string | null };
+      // An OpenAI-compatible server (vLLM, llama.cpp, Ollama) has no default address; the deciders check it too.
+      if (body.provider === 'openai_compatible' && body.apiKey !== null && !body.baseUrl) {
+        ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: 'required for openai_compatible' });
+      }
+    });
+}
