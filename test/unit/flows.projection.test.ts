@@ -6,7 +6,6 @@
  */
 import { expect } from 'chai';
 import { createHash, randomBytes } from 'node:crypto';
-import { MongoClient } from 'mongodb';
 import {
   decideFlow,
   evolveFlow,
@@ -23,8 +22,8 @@ import {
 import type { RecordedEvent } from '../../domain/shared/events.js';
 import type { ReadStore } from '../../infra/ports/read-store.js';
 import { MemoryReadStore } from '../../infra/read-store/memory.js';
-import { MongoReadStore } from '../../infra/read-store/mongo.js';
 import { flowViewOf, flowsProjector, getFlow, getFlowJson, getTriggerKeyHash, listFlows, listNodeHistory } from '../../projections/flows.js';
+import { onMongo } from '../support/on-mongo.js';
 
 type Cmd = FlowCommand extends infer C ? (C extends unknown ? Omit<C, 'at'> : never) : never;
 
@@ -254,21 +253,4 @@ function suite(adapter: string, open: () => Promise<ReadStore>) {
 
 suite('memory', async () => new MemoryReadStore());
 
-const url = process.env.MONGODB_URL;
-if (url) {
-  const dbName = `unit_flows_${randomBytes(6).toString('hex')}`;
-  describe('flows projection on MongoDB', () => {
-    after(async () => {
-      const client = new MongoClient(url, { serverSelectionTimeoutMS: 5000 });
-      try {
-        await client.connect();
-        await client.db(dbName).dropDatabase();
-      } finally {
-        await client.close();
-      }
-    });
-    suite('mongodb', () => MongoReadStore.connect(url, dbName));
-  });
-} else {
-  console.log('SKIP flows projection on MongoDB: MONGODB_URL is not set');
-}
+onMongo('flows projection on MongoDB', 'unit_flows', (connect) => suite('mongodb', () => connect()));

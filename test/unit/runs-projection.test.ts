@@ -7,13 +7,11 @@
  */
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { MongoClient } from 'mongodb';
 import type { FlowScope } from '../../domain/flows/index.js';
 import { decideRun, evolveRun, foldRun, initialRunState, runStreamId, type RunCommand, type RunState } from '../../domain/runs/index.js';
 import type { RecordedEvent } from '../../domain/shared/events.js';
 import type { ReadStore } from '../../infra/ports/read-store.js';
 import { MemoryReadStore } from '../../infra/read-store/memory.js';
-import { MongoReadStore } from '../../infra/read-store/mongo.js';
 import {
   activeFlowProcesses,
   findIdempotentProcess,
@@ -25,6 +23,7 @@ import {
   runStateView,
   runsProjector,
 } from '../../projections/runs.js';
+import { onMongo } from '../support/on-mongo.js';
 
 type Cmd = RunCommand extends infer C ? (C extends unknown ? Omit<C, 'at'> : never) : never;
 
@@ -195,21 +194,4 @@ function suite(adapter: string, open: () => Promise<ReadStore>) {
 
 suite('memory', async () => new MemoryReadStore());
 
-const url = process.env.MONGODB_URL;
-if (url) {
-  const dbName = `unit_runs_${randomBytes(6).toString('hex')}`;
-  describe('runs projection on MongoDB', () => {
-    after(async () => {
-      const client = new MongoClient(url, { serverSelectionTimeoutMS: 5000 });
-      try {
-        await client.connect();
-        await client.db(dbName).dropDatabase();
-      } finally {
-        await client.close();
-      }
-    });
-    suite('mongodb', () => MongoReadStore.connect(url, dbName));
-  });
-} else {
-  console.log('SKIP runs projection on MongoDB: MONGODB_URL is not set');
-}
+onMongo('runs projection on MongoDB', 'unit_runs', (connect) => suite('mongodb', () => connect()));
