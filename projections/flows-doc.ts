@@ -22,21 +22,10 @@ import type { Doc } from '../infra/ports/read-store.js';
  * model, so nothing user-shaped ever becomes a field name Mongo interprets. It is also faster:
  * one string to copy instead of a deep document.
  */
-export interface FlowDoc extends Doc {
-  name: string;
-  description: string;
-  archived: boolean;
-  /** Stream revision of the last projected event: the flow's public version and the redelivery guard. */
-  version: number;
-  createdAt: string;
-  updatedAt: string;
-  ownerId: string;
-  orgId: string | null;
-  workspaceId: string | null;
+/** `version` is the stream revision of the last projected event: the flow's public version and the redelivery guard. */
+export interface FlowDoc extends Doc, Omit<FlowSummary, 'id'> {
   /** A deleted flow stays as a tombstone (so a redelivered older event cannot resurrect it); queries skip it. */
   deleted: boolean;
-  nodeCount: number;
-  edgeCount: number;
   /** JSON of {@link FlowDefinition}: the rest of the public view, so a GET can answer it without parsing. */
   definition: string;
   /** JSON of the per-node trigger views (`Record<nodeId, TriggerView>`); node ids stay out of field names. */
@@ -60,17 +49,7 @@ export interface FlowRecord extends FlowView {
 }
 
 /** The list item of `GET /flows`: the flow without its graph. */
-export interface FlowSummary {
-  id: string;
-  name: string;
-  description: string;
-  archived: boolean;
-  version: number;
-  createdAt: string;
-  updatedAt: string;
-  ownerId: string;
-  orgId: string | null;
-  workspaceId: string | null;
+export interface FlowSummary extends Omit<FlowView, 'nodes' | 'edges' | 'trigger'> {
   nodeCount: number;
   edgeCount: number;
 }
