@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { LlmFinishReason, LlmProvider, LlmRequest, LlmResult, LlmUsage } from '../ports/llm.js';
 import { LlmProviderError, badResponse } from './errors.js';
 import { getJson, readSse, send, sseJson, trimSlash, withProviderCall, type AdapterSettings, type ProviderCall } from './http.js';
-import { charge } from './prices.js';
+import { llmResult } from './result.js';
 
 /**
  * Anthropic Messages: `POST {base}/v1/messages` with `x-api-key` and `anthropic-version`.
@@ -81,18 +81,8 @@ export function createAnthropicProvider(settings: AdapterSettings): LlmProvider 
     };
   };
 
-  const result = (request: LlmRequest, text: string, raw: RawUsage, model: string | undefined, stop: string | null | undefined, answer?: unknown): LlmResult => {
-    const usage = usageOf(raw);
-    return {
-      text,
-      usage,
-      ...charge(settings.prices, id, usage, request.model, model ?? request.model),
-      model: model ?? request.model,
-      provider: id,
-      finishReason: finishReasonOf(stop),
-      ...(answer !== undefined && { raw: answer }),
-    };
-  };
+  const result = (request: LlmRequest, text: string, raw: RawUsage, model: string | undefined, stop: string | null | undefined, answer?: unknown): LlmResult =>
+    llmResult(settings.prices, id, request, { text, usage: usageOf(raw), model, finishReason: finishReasonOf(stop), raw: answer });
 
   async function once(call: ProviderCall, request: LlmRequest): Promise<LlmResult> {
     const json = await getJson(call, { url: `${base}/messages`, headers, body: body(request) });

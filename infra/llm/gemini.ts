@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { LlmFinishReason, LlmProvider, LlmRequest, LlmResult, LlmUsage } from '../ports/llm.js';
 import { badResponse } from './errors.js';
 import { getJson, readSse, send, sseJson, trimSlash, withProviderCall, type AdapterSettings, type ProviderCall } from './http.js';
-import { charge } from './prices.js';
+import { llmResult } from './result.js';
 
 /**
  * Google Gemini (Generative Language API): `POST {base}/v1beta/models/{model}:generateContent`,
@@ -97,18 +97,8 @@ export function createGeminiProvider(settings: AdapterSettings): LlmProvider {
     };
   };
 
-  const result = (request: LlmRequest, text: string, raw: RawUsage | undefined, model: string | undefined, finish: string | null | undefined, answer?: unknown): LlmResult => {
-    const usage = usageOf(raw);
-    return {
-      text,
-      usage,
-      ...charge(settings.prices, id, usage, request.model, model ?? request.model),
-      model: model ?? request.model,
-      provider: id,
-      finishReason: finishReasonOf(finish),
-      ...(answer !== undefined && { raw: answer }),
-    };
-  };
+  const result = (request: LlmRequest, text: string, raw: RawUsage | undefined, model: string | undefined, finish: string | null | undefined, answer?: unknown): LlmResult =>
+    llmResult(settings.prices, id, request, { text, usage: usageOf(raw), model, finishReason: finishReasonOf(finish), raw: answer });
 
   async function once(call: ProviderCall, request: LlmRequest): Promise<LlmResult> {
     const json = await getJson(call, { url: modelUrl(request.model, 'generateContent'), headers, body: body(request) });

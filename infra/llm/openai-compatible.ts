@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { LlmFinishReason, LlmProvider, LlmRequest, LlmResult, LlmUsage } from '../ports/llm.js';
 import { badResponse } from './errors.js';
 import { getJson, readSse, send, sseJson, trimSlash, withProviderCall, type AdapterSettings, type ProviderCall } from './http.js';
-import { charge } from './prices.js';
+import { llmResult } from './result.js';
 
 /**
  * OpenAI Chat Completions, and every server that speaks it (vLLM, llama.cpp server, Ollama's
@@ -77,15 +77,8 @@ export function createOpenAiCompatibleProvider(id: 'openai' | 'openai_compatible
     ...(request.stream && { stream: true, stream_options: { include_usage: true } }),
   });
 
-  const result = (request: LlmRequest, text: string, usage: LlmUsage, model: string | undefined, finish: string | null | undefined, raw?: unknown): LlmResult => ({
-    text,
-    usage,
-    ...charge(settings.prices, id, usage, request.model, model ?? request.model),
-    model: model ?? request.model,
-    provider: id,
-    finishReason: finishReasonOf(finish),
-    ...(raw !== undefined && { raw }),
-  });
+  const result = (request: LlmRequest, text: string, usage: LlmUsage, model: string | undefined, finish: string | null | undefined, raw?: unknown): LlmResult =>
+    llmResult(settings.prices, id, request, { text, usage, model, finishReason: finishReasonOf(finish), raw });
 
   async function once(call: ProviderCall, request: LlmRequest): Promise<LlmResult> {
     const json = await getJson(call, { url: `${base}/chat/completions`, headers, body: body(request) });
