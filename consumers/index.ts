@@ -2,8 +2,10 @@ import type { Consumer } from '../infra/ports/bus.js';
 import type { Services } from '../infra/services.js';
 import { probeAcknowledger } from './probe-acknowledger.js';
 import { runWorker } from './run-worker.js';
+import { mcpConsumers } from './mcp.js';
+import { messagingConsumers } from './messaging.js';
 
 /** Every reaction the worker role runs. */
 export function allConsumers(services: Services, workerId: string): Consumer[] {
-  return [probeAcknowledger(services.eventStore, workerId, services.now), runWorker(services, workerId)];
+  return [probeAcknowledger(services.eventStore, workerId, services.now), runWorker(services, workerId), ...mcpConsumers(services, workerId), ...messagingConsumers(services, workerId)];
 }

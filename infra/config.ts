@@ -1,5 +1,9 @@
 import { z } from 'zod';
 import { priceTable } from './llm/prices.js';
+import { documentsConfigShape } from './config-documents.js';
+import { mcpConfigShape } from './config-mcp.js';
+import { memoryConfigShape } from './config-memory.js';
+import { messagingConfigShape } from './config-messaging.js';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 const optionalUrl = (protocols: RegExp) =>
@@ -94,6 +98,11 @@ export const configSchema = z.object({
   GITHUB_AUTHORIZE_URL: z.string().regex(/^https?:\/\//).default('https://github.com/login/oauth/authorize'),
   GITHUB_TOKEN_URL: z.string().regex(/^https?:\/\//).default('https://github.com/login/oauth/access_token'),
   GITHUB_API_URL: z.string().regex(/^https?:\/\//).default('https://api.github.com'),
+
+  ...mcpConfigShape,
+  ...messagingConfigShape,
+  ...documentsConfigShape,
+  ...memoryConfigShape,
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -25,6 +25,8 @@ import { SmtpMailer } from './mailer/smtp.js';
 import type { Mailer } from './ports/mailer.js';
 import { RateLimiter } from './rate-limiter.js';
 import { allProjectors } from '../projections/index.js';
+import { createMcpRuntime } from './mcp/runtime.js';
+import { createMessagingRuntime } from './messaging/runtime.js';
 
 /**
  * The composition root: each port gets its distributed adapter when its variable is set and the
@@ -68,14 +70,21 @@ export async function buildServices(config: Config, role: Role, logger: Logger):
   const sealedBox = new SealedBox(loadOrCreateKey(config.ENCRYPTION_KEY, config.DATA_DIR, 'encryption.key'));
   const mailer: Mailer = config.SMTP_URL ? new SmtpMailer(config.SMTP_URL, config.MAIL_FROM, logger) : new OutboxMailer(config.DATA_DIR, logger, now);
 
-  return {
+  const services: Services = {
     config, role, logger, eventStore, readStore, checkpoints, bus, projections,
     tokens, auth: new Authenticator(tokens, readStore, now), sealedBox, mailer, rateLimiter: new RateLimiter(),
     now, newId: () => randomUUID(),
+    // Getters: a runtime may need the other services, which exist only once this object does.
+    mcp: createMcpRuntime(() => services),
+    messaging: createMessagingRuntime(() => services),
   };
+  return services;
 }
 
 export async function closeServices(services: Services): Promise<void> {
+  // Contexts first: they stop child processes and timers that would otherwise append after the store closed.
+  await services.mcp.close();
+  await services.messaging.close();
   await services.bus.close();
   await services.projections.stop();
   await services.readStore.close();

@@ -9,6 +9,8 @@ import type { SealedBox } from './auth/sealed-box.js';
 import type { TokenService } from './auth/tokens.js';
 import type { Mailer } from './ports/mailer.js';
 import type { RateLimiter } from './rate-limiter.js';
+import type { McpRuntime } from './mcp/runtime.js';
+import type { MessagingRuntime } from './messaging/runtime.js';
 
 /** What the composition root hands to routes and consumers. */
 export interface Services {
@@ -27,6 +29,10 @@ export interface Services {
   sealedBox: SealedBox;
   mailer: Mailer;
   rateLimiter: RateLimiter;
+  /** MCP connections and call waiters of this process. */
+  mcp: McpRuntime;
+  /** Messaging provider adapters and delivery timers of this process. */
+  messaging: MessagingRuntime;
   now(): Date;
   newId(): string;
 }

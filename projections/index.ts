@@ -6,5 +6,9 @@ import { probesProjector } from './probes.js';
 import { runsProjector } from './runs.js';
 import { userProjectors } from './users.js';
 import { workersProjector } from './workers.js';
+import { mcpProjectors } from './mcp.js';
+import { messagingProjectors } from './messaging.js';
+import { documentsProjectors } from './documents.js';
+import { memoryProjectors } from './memory.js';
 
-export const allProjectors: Projector[] = [probesProjector, ...userProjectors, ...orgProjectors, ...cliProjectors, ...flowProjectors, runsProjector, workersProjector];
+export const allProjectors: Projector[] = [probesProjector, ...userProjectors, ...orgProjectors, ...cliProjectors, ...flowProjectors, runsProjector, workersProjector, ...mcpProjectors, ...messagingProjectors, ...documentsProjectors, ...memoryProjectors];

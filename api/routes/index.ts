@@ -17,6 +17,11 @@ import { processingRoutes } from './processing.js';
 import { publicTriggerRoutes } from './public-triggers.js';
 import { socialAuthRoutes } from './social-auth.js';
 import { userRoutes } from './users.js';
+import { mcpRoutes } from './mcp.js';
+import { kvRoutes } from './kv.js';
+import { messagingRoutes } from './messaging.js';
+import { documentsRoutes } from './documents.js';
+import { memoryRoutes } from './memory.js';
 
 /** The whole route table: registration, validation and the OpenAPI document all come from it. */
 export const allRoutes: RouteDef[] = [
@@ -37,5 +42,10 @@ export const allRoutes: RouteDef[] = [
   ...llmRoutes,
   ...aiRoutes,
   ...adminRoutes,
+  ...mcpRoutes,
+  ...kvRoutes,
+  ...messagingRoutes,
+  ...documentsRoutes,
+  ...memoryRoutes,
   ...probeRoutes,
 ];

@@ -3,6 +3,8 @@ import { PURE_NODE_KINDS, conditionKind, RunInputError, type NodeKind, type Node
 import type { Services } from '../../infra/services.js';
 import { answerPromptCondition as answerWithModel, llmKind, type PromptConditionAnswer } from './llm.js';
 import { webhookKind } from './webhook.js';
+import { mcpToolKind } from './mcp-tool.js';
+import { memoryKind } from './memory.js';
 
 /**
  * Every node kind the run worker executes, keyed by `data.nodeType`: the pure kinds of
@@ -36,27 +38,13 @@ export function fallbackKindOf(data: RunNode['data'], kinds: Record<string, Node
   return conditionKind;
 }
 
-/**
- * mcp_tool and memory belong to their own contexts (MCP servers, memory store), which hand the
- * worker a capability; until the worker passes one, such a node fails with CAPABILITY_MISSING
- * instead of passing its input on as if it had done its job.
- */
-function needsCapability(type: 'mcp_tool' | 'memory', capability: 'mcp' | 'memory'): NodeKind {
-  return {
-    type,
-    async execute() {
-      throw new RunInputError('CAPABILITY_MISSING', `${type} nodes need the ${capability} capability, which this worker does not provide`);
-    },
-  };
-}
-
 export function nodeKindsFor(services: Services): Record<string, NodeKind> {
   const kinds: Record<string, NodeKind> = {};
   for (const kind of PURE_NODE_KINDS) kinds[kind.type] = kind;
   kinds.llm = llmKind(services);
   kinds.webhook = webhookKind(services);
-  kinds.mcp_tool = needsCapability('mcp_tool', 'mcp');
-  kinds.memory = needsCapability('memory', 'memory');
+  kinds.mcp_tool = mcpToolKind(services);
+  kinds.memory = memoryKind(services);
   kinds[DEFAULT_NODE_KIND] = {
     // The type it reports is the pass-through's; execute picks the real behaviour from the data.
     type: conditionKind.type,

@@ -17,6 +17,10 @@ import { benchKafkaLag } from './kafka-lag.js';
 import { benchEmbeddedLag } from './lag.js';
 import { benchReplay } from './replay.js';
 import { benchRuns } from './runs.js';
+import { benchMcp } from './mcp.js';
+import { benchMessaging } from './messaging.js';
+import { benchDocuments } from './documents.js';
+import { benchMemory } from './memory.js';
 import { Report, cleanupAllTempDirs, settle } from './support.js';
 
 const benchmarks: Record<string, (report: Report) => Promise<void>> = {
@@ -28,6 +32,10 @@ const benchmarks: Record<string, (report: Report) => Promise<void>> = {
   auth: benchAuth,
   flows: benchFlows,
   runs: benchRuns,
+  mcp: benchMcp,
+  messaging: benchMessaging,
+  documents: benchDocuments,
+  memory: benchMemory,
 };
 
 /** Hard bound on the whole run: whatever hangs, the process ends. */
