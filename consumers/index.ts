@@ -4,8 +4,9 @@ import { probeAcknowledger } from './probe-acknowledger.js';
 import { runWorker } from './run-worker.js';
 import { mcpConsumers } from './mcp.js';
 import { messagingConsumers } from './messaging.js';
+import { webhooksConsumers } from './webhooks.js';
 
 /** Every reaction the worker role runs. */
 export function allConsumers(services: Services, workerId: string): Consumer[] {
-  return [probeAcknowledger(services.eventStore, workerId, services.now), runWorker(services, workerId), ...mcpConsumers(services, workerId), ...messagingConsumers(services, workerId)];
+  return [probeAcknowledger(services.eventStore, workerId, services.now), runWorker(services, workerId), ...mcpConsumers(services, workerId), ...messagingConsumers(services, workerId), ...webhooksConsumers(services, workerId)];
 }

@@ -4,6 +4,8 @@ import { documentsConfigShape } from './config-documents.js';
 import { mcpConfigShape } from './config-mcp.js';
 import { memoryConfigShape } from './config-memory.js';
 import { messagingConfigShape } from './config-messaging.js';
+import { webhooksConfigShape } from './config-webhooks.js';
+import { kvConfigShape } from './config-kv.js';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 const optionalUrl = (protocols: RegExp) =>
@@ -103,6 +105,8 @@ export const configSchema = z.object({
   ...messagingConfigShape,
   ...documentsConfigShape,
   ...memoryConfigShape,
+  ...webhooksConfigShape,
+  ...kvConfigShape,
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -27,6 +27,7 @@ import { RateLimiter } from './rate-limiter.js';
 import { allProjectors } from '../projections/index.js';
 import { createMcpRuntime } from './mcp/runtime.js';
 import { createMessagingRuntime } from './messaging/runtime.js';
+import { createWebhooksRuntime } from './webhooks/runtime.js';
 
 /**
  * The composition root: each port gets its distributed adapter when its variable is set and the
@@ -77,6 +78,7 @@ export async function buildServices(config: Config, role: Role, logger: Logger):
     // Getters: a runtime may need the other services, which exist only once this object does.
     mcp: createMcpRuntime(() => services),
     messaging: createMessagingRuntime(() => services),
+    webhooks: createWebhooksRuntime(() => services),
   };
   return services;
 }
@@ -85,6 +87,7 @@ export async function closeServices(services: Services): Promise<void> {
   // Contexts first: they stop child processes and timers that would otherwise append after the store closed.
   await services.mcp.close();
   await services.messaging.close();
+  await services.webhooks.close();
   await services.bus.close();
   await services.projections.stop();
   await services.readStore.close();

@@ -11,6 +11,7 @@ import type { Mailer } from './ports/mailer.js';
 import type { RateLimiter } from './rate-limiter.js';
 import type { McpRuntime } from './mcp/runtime.js';
 import type { MessagingRuntime } from './messaging/runtime.js';
+import type { WebhooksRuntime } from './webhooks/runtime.js';
 
 /** What the composition root hands to routes and consumers. */
 export interface Services {
@@ -33,6 +34,8 @@ export interface Services {
   mcp: McpRuntime;
   /** Messaging provider adapters and delivery timers of this process. */
   messaging: MessagingRuntime;
+  /** Webhook delivery timers of this process. */
+  webhooks: WebhooksRuntime;
   now(): Date;
   newId(): string;
 }

@@ -22,6 +22,7 @@ import { kvRoutes } from './kv.js';
 import { messagingRoutes } from './messaging.js';
 import { documentsRoutes } from './documents.js';
 import { memoryRoutes } from './memory.js';
+import { webhooksRoutes } from './webhooks.js';
 
 /** The whole route table: registration, validation and the OpenAPI document all come from it. */
 export const allRoutes: RouteDef[] = [
@@ -47,5 +48,6 @@ export const allRoutes: RouteDef[] = [
   ...messagingRoutes,
   ...documentsRoutes,
   ...memoryRoutes,
+  ...webhooksRoutes,
   ...probeRoutes,
 ];

@@ -1,0 +1,3 @@
+import type { Projector } from './projector.js';
+
+export const webhooksProjectors: Projector[] = [];
