@@ -1,0 +1,309 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { McpClientError, toClientError } from './client-errors.js';
+import { capResourceContents, capToolContent, type ResourceItem } from './client-limits.js';
+import { openTransport, type OpenedClient } from './transport-open.js';
+
+export { McpClientError } from './client-errors.js';
+export { isStdioCommandAllowed, stdioEnvironment } from './stdio-policy.js';
+
+/**
+ * The MCP client wrapper: one connection to one MCP server over the official SDK, with the
+ * service's rules applied (stdio allowlist, outbound rule, per-call timeouts, result size caps)
+ * and a single `onClose(reason)` when the connection is lost without our close().
+ * Connections are per process; the MCP context (worker role) owns them.
+ */
+export type McpTransportKind = 'stdio' | 'http' | 'sse';
+export interface McpEndpoint {
+  transport: McpTransportKind;
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  url?: string;
+  headers?: Record<string, string>;
+}
+export interface McpClientOptions {
+  allowPrivateNetwork: boolean;
+  stdioAllowlist: string[];
+  connectTimeoutMs: number;
+  maxResultBytes: number;
+  /** 0 disables the keep-alive ping. */
+  pingIntervalMs: number;
+  onClose(reason: string): void;
+}
+export interface McpServerIdentity {
+  name: string;
+  version: string;
+  protocolVersion?: string;
+  capabilities: Record<string, unknown>;
+  transportUsed: McpTransportKind;
+  instructions?: string;
+}
+export interface McpToolInfo {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: unknown;
+  outputSchema?: unknown;
+  annotations?: unknown;
+}
+export interface McpToolResult {
+  content: unknown[];
+  text: string;
+  isError: boolean;
+  structuredContent?: unknown;
+  durationMs: number;
+  truncated: boolean;
+}
+export interface McpResourceList {
+  resources: Array<{ uri: string; name?: string; mimeType?: string; description?: string }>;
+  resourceTemplates: Array<{ uriTemplate: string; name?: string; mimeType?: string; description?: string }>;
+}
+export interface McpResourceContents {
+  contents: Array<{ uri: string; mimeType?: string; text?: string; blob?: string }>;
+  truncated: boolean;
+}
+export interface McpCallOptions {
+  timeoutMs: number;
+  signal?: AbortSignal;
+  onProgress?: (p: { progress: number; total?: number; message?: string }) => void;
+}
+export interface McpConnection {
+  identity: McpServerIdentity;
+  listTools(): Promise<McpToolInfo[]>;
+  callTool(name: string, args: Record<string, unknown>, opts: McpCallOptions): Promise<McpToolResult>;
+  listResources(): Promise<McpResourceList>;
+  readResource(uri: string, opts: { timeoutMs: number }): Promise<McpResourceContents>;
+  close(): Promise<void>;
+}
+
+/** A server that pages forever (a cursor loop) must not hang the caller. */
+const MAX_PAGES = 100;
+/** Pings that time out this many times in a row mean the server is gone (a refused one counts at once). */
+const PING_TIMEOUTS_TO_GIVE_UP = 2;
+
+const optional = <K extends string>(key: K, value: unknown): Partial<Record<K, string>> => (typeof value === 'string' ? ({ [key]: value } as Record<K, string>) : {});
+
+async function allPages<T>(fetchPage: (cursor?: string) => Promise<{ items: T[]; nextCursor?: string }>): Promise<T[]> {
+  const out: T[] = [];
+  const seen = new Set<string>();
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const { items, nextCursor } = await fetchPage(cursor);
+    out.push(...items);
+    if (!nextCursor || seen.has(nextCursor)) break;
+    seen.add(nextCursor);
+    cursor = nextCursor;
+  }
+  return out;
+}
+
+const textOf = (content: unknown[]) =>
+  content
+    .filter((c): c is { type: 'text'; text: string } => (c as { type?: unknown })?.type === 'text' && typeof (c as { text?: unknown }).text === 'string')
+    .map((c) => c.text)
+    .join('\n');
+
+class Connection implements McpConnection {
+  readonly identity: McpServerIdentity;
+  private readonly client: Client;
+  private closedByUs = false;
+  private lost = false;
+  private pingTimer?: NodeJS.Timeout;
+  private pingTimeouts = 0;
+  private pinging = false;
+  private shutdownDone?: Promise<void>;
+
+  constructor(
+    private readonly opened: OpenedClient,
+    private readonly options: McpClientOptions,
+  ) {
+    this.client = opened.client;
+    const info = this.client.getServerVersion();
+    const instructions = this.client.getInstructions();
+    this.identity = {
+      name: info?.name ?? 'unknown',
+      version: info?.version ?? 'unknown',
+      ...(opened.protocolVersion ? { protocolVersion: opened.protocolVersion } : {}),
+      capabilities: { ...(this.client.getServerCapabilities() ?? {}) },
+      transportUsed: opened.transportUsed,
+      ...(instructions ? { instructions } : {}),
+    };
+    // The client's onclose follows the transport's (stdio child exit, HTTP stream closed).
+    this.client.onclose = () => this.markLost('the connection closed (transport closed)');
+    // Transport errors are not always fatal (an SSE stream the SDK will reopen); a ping decides.
+    this.client.onerror = () => void this.probe();
+    if (options.pingIntervalMs > 0) {
+      this.pingTimer = setInterval(() => void this.probe(), options.pingIntervalMs);
+      this.pingTimer.unref();
+    }
+  }
+
+  private get pingTimeoutMs() {
+    return Math.max(1000, Math.min(this.options.pingIntervalMs || 10_000, 10_000));
+  }
+
+  private async probe(): Promise<void> {
+    if (this.closedByUs || this.lost || this.pinging) return;
+    this.pinging = true;
+    try {
+      await this.client.ping({ timeout: this.pingTimeoutMs });
+      this.pingTimeouts = 0;
+    } catch (err) {
+      const mapped = toClientError(err, 'ping', { timeoutMs: this.pingTimeoutMs });
+      if (mapped.code === 'MCP_TIMEOUT' && ++this.pingTimeouts < PING_TIMEOUTS_TO_GIVE_UP) return;
+      this.markLost(`the server stopped answering pings: ${mapped.message}`);
+    } finally {
+      this.pinging = false;
+    }
+  }
+
+  private markLost(reason: string): void {
+    if (this.closedByUs || this.lost) return;
+    this.lost = true;
+    clearInterval(this.pingTimer);
+    // Release what is left (a stdio child that still runs, pooled sockets); never throws.
+    this.shutdownDone = this.shutdown();
+    try {
+      this.options.onClose(reason);
+    } catch {
+      // the listener's failure is not the connection's
+    }
+  }
+
+  private async shutdown(): Promise<void> {
+    await Promise.resolve();
+    const transport = this.opened.transport as { terminateSession?: () => Promise<void> };
+    if (!this.lost && typeof transport.terminateSession === 'function') {
+      // Streamable HTTP: end the session on the server (best effort, bounded).
+      await Promise.race([transport.terminateSession().catch(() => {}), new Promise((r) => setTimeout(r, 1000).unref())]);
+    }
+    await this.client.close().catch(() => {});
+    this.opened.release();
+  }
+
+  private ensureOpen(what: string): void {
+    if (this.closedByUs || this.lost) throw new McpClientError('MCP_CONNECTION_CLOSED', `${what}: the connection is closed`);
+  }
+
+  private get listTimeoutMs() {
+    return Math.max(this.options.connectTimeoutMs, 5000);
+  }
+
+  async listTools(): Promise<McpToolInfo[]> {
+    this.ensureOpen('listing tools');
+    if (!this.identity.capabilities.tools) return [];
+    try {
+      const tools = await allPages(async (cursor) => {
+        const page = await this.client.listTools(cursor ? { cursor } : {}, { timeout: this.listTimeoutMs });
+        return { items: page.tools, nextCursor: page.nextCursor };
+      });
+      return tools.map((t) => ({
+        name: t.name,
+        ...optional('title', t.title),
+        ...optional('description', t.description),
+        inputSchema: t.inputSchema,
+        ...(t.outputSchema !== undefined ? { outputSchema: t.outputSchema } : {}),
+        ...(t.annotations !== undefined ? { annotations: t.annotations } : {}),
+      }));
+    } catch (err) {
+      throw toClientError(err, 'listing tools', { timeoutMs: this.listTimeoutMs });
+    }
+  }
+
+  async callTool(name: string, args: Record<string, unknown>, opts: McpCallOptions): Promise<McpToolResult> {
+    this.ensureOpen(`calling ${name}`);
+    const started = performance.now();
+    const onprogress = opts.onProgress
+      ? (p: { progress: number; total?: number; message?: string }) => {
+          try {
+            opts.onProgress?.({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(p.message !== undefined ? { message: p.message } : {}) });
+          } catch {
+            // a listener's failure must not fail the call
+          }
+        }
+      : undefined;
+    let result: Awaited<ReturnType<Client['callTool']>>;
+    try {
+      result = await this.client.callTool({ name, arguments: args }, undefined, { timeout: opts.timeoutMs, signal: opts.signal, onprogress });
+    } catch (err) {
+      throw toClientError(err, `calling ${name}`, { timeoutMs: opts.timeoutMs, signal: opts.signal });
+    }
+    const durationMs = Math.round((performance.now() - started) * 100) / 100;
+    // A server on the pre-2024-11 protocol answers {toolResult}; show it as one text item.
+    const rawContent = Array.isArray(result.content) ? (result.content as unknown[]) : [{ type: 'text', text: JSON.stringify(result.toolResult ?? null) }];
+    const capped = capToolContent(rawContent, result.structuredContent, this.options.maxResultBytes);
+    return {
+      content: capped.content,
+      text: textOf(capped.content),
+      isError: result.isError === true,
+      ...(capped.structuredContent !== undefined ? { structuredContent: capped.structuredContent } : {}),
+      durationMs,
+      truncated: capped.truncated,
+    };
+  }
+
+  async listResources(): Promise<McpResourceList> {
+    this.ensureOpen('listing resources');
+    if (!this.identity.capabilities.resources) return { resources: [], resourceTemplates: [] };
+    try {
+      const resources = await allPages(async (cursor) => {
+        const page = await this.client.listResources(cursor ? { cursor } : {}, { timeout: this.listTimeoutMs });
+        return { items: page.resources, nextCursor: page.nextCursor };
+      });
+      const templates = await allPages(async (cursor) => {
+        const page = await this.client.listResourceTemplates(cursor ? { cursor } : {}, { timeout: this.listTimeoutMs });
+        return { items: page.resourceTemplates, nextCursor: page.nextCursor };
+      });
+      return {
+        resources: resources.map((r) => ({ uri: r.uri, ...optional('name', r.name), ...optional('mimeType', r.mimeType), ...optional('description', r.description) })),
+        resourceTemplates: templates.map((t) => ({
+          uriTemplate: t.uriTemplate,
+          ...optional('name', t.name),
+          ...optional('mimeType', t.mimeType),
+          ...optional('description', t.description),
+        })),
+      };
+    } catch (err) {
+      throw toClientError(err, 'listing resources', { timeoutMs: this.listTimeoutMs });
+    }
+  }
+
+  async readResource(uri: string, opts: { timeoutMs: number }): Promise<McpResourceContents> {
+    this.ensureOpen(`reading ${uri}`);
+    let result: Awaited<ReturnType<Client['readResource']>>;
+    try {
+      result = await this.client.readResource({ uri }, { timeout: opts.timeoutMs });
+    } catch (err) {
+      throw toClientError(err, `reading ${uri}`, { timeoutMs: opts.timeoutMs });
+    }
+    const items: ResourceItem[] = result.contents.map((c) => {
+      const item = c as { uri: string; mimeType?: unknown; text?: unknown; blob?: unknown };
+      return { uri: item.uri, ...optional('mimeType', item.mimeType), ...optional('text', item.text), ...optional('blob', item.blob) };
+    });
+    return capResourceContents(items, this.options.maxResultBytes);
+  }
+
+  async close(): Promise<void> {
+    if (this.closedByUs) return;
+    this.closedByUs = true;
+    clearInterval(this.pingTimer);
+    this.shutdownDone ??= this.shutdown();
+    try {
+      await this.shutdownDone;
+    } catch {
+      // close never throws
+    }
+  }
+}
+
+/** Opens a connection (handshake included) or throws McpClientError; nothing is left running on failure. */
+export async function openMcpConnection(endpoint: McpEndpoint, options: McpClientOptions): Promise<McpConnection> {
+  const opened = await openTransport(endpoint, {
+    allowPrivateNetwork: options.allowPrivateNetwork,
+    stdioAllowlist: options.stdioAllowlist,
+    connectTimeoutMs: options.connectTimeoutMs,
+    // Results are cut to maxResultBytes after they arrived; a message far beyond that is refused.
+    maxMessageBytes: Math.max(16 * 1024 * 1024, options.maxResultBytes * 4),
+  });
+  return new Connection(opened, options);
+}
