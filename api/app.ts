@@ -28,6 +28,8 @@ export function createApp(services: Services, routes: RouteDef[]): Koa {
       textLimit: services.config.BODY_LIMIT_BYTES,
       formLimit: services.config.BODY_LIMIT_BYTES,
       jsonStrict: false,
+      // Signed inbound webhooks (WAHA) are verified over the exact bytes received.
+      includeUnparsed: true,
       onError: (err) => {
         throw err;
       },
