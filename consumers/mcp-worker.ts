@@ -1,0 +1,276 @@
+import { randomUUID } from 'node:crypto';
+import type { CommandContext } from '../commands/handle.js';
+import { executeMcpCommand, loadMcpServer, plainEndpointOf } from '../commands/mcp.js';
+import { appendMcpEvents } from '../commands/mcp-requests.js';
+import type { McpEvent, McpServerState } from '../domain/mcp/index.js';
+import { serverIdOfStream } from '../domain/mcp/index.js';
+import type { RecordedEvent } from '../domain/shared/events.js';
+import type { McpConnection, McpEndpoint } from '../infra/mcp/client.js';
+import type { Services } from '../infra/services.js';
+
+/**
+ * The worker side of MCP: opens and closes connections and serves calls, recording every outcome
+ * as an event on the server's stream. The bus hands events over one at a time, so the handler
+ * only dispatches: connection changes of one server run one after another (a chain per server),
+ * calls run concurrently; all are tracked by the runtime so closing the services waits for them.
+ *
+ * Delivery is at least once: a connect request is served only while it is the pending one, and a
+ * call request seen again (replay after a crash) is skipped when its outcome exists, or answered
+ * MCP_REQUEST_EXPIRED when its caller stopped waiting long ago: tool calls are not repeated.
+ */
+export interface McpCallResultError {
+  code: string;
+  message: string;
+}
+
+const MAX_PROGRESS_EVENTS = 100;
+/** A request older than its timeout plus this is one nobody waits for any more. */
+const EXPIRY_MARGIN_MS = 30_000;
+
+export const errorOf = (err: unknown, fallback: string): McpCallResultError => {
+  const e = err as { code?: unknown; message?: unknown };
+  return { code: typeof e?.code === 'string' && /^[A-Z][A-Z0-9_]+$/.test(e.code) ? e.code : fallback, message: String(e?.message ?? err).slice(0, 2000) };
+};
+
+export function backoffInput(services: Services) {
+  const c = services.config;
+  return { policy: { baseMs: c.MCP_RECONNECT_BASE_MS, maxMs: c.MCP_RECONNECT_MAX_MS, stableMs: c.MCP_RECONNECT_STABLE_MS }, random: Math.random() };
+}
+
+export function workerContext(services: Services, state: Pick<McpServerState, 'orgId' | 'workspaceId'>, cause?: RecordedEvent): CommandContext {
+  return {
+    actorId: null,
+    orgId: state.orgId,
+    workspaceId: state.workspaceId,
+    correlationId: cause?.metadata.correlationId ?? randomUUID(),
+    causationId: cause?.id ?? null,
+    requestId: cause?.metadata.requestId ?? null,
+    now: services.now(),
+  };
+}
+
+export class McpWorker {
+  private readonly chains = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly services: Services,
+    /** Called when an outcome says a reconnect is due (the reconnector schedules it). */
+    private readonly onReconnectDue: (serverId: string, at: string) => void,
+  ) {
+    services.mcp.onLost((serverId, connectionId, reason) => this.track(this.recordLost(serverId, connectionId, { code: 'MCP_CONNECTION_LOST', message: reason })));
+  }
+
+  private track(work: Promise<unknown>) {
+    this.services.mcp.track(
+      work.catch((err) => this.services.logger.error({ err: (err as Error).message }, 'MCP worker job failed')),
+    );
+  }
+
+  /** Connection changes of one server, one after another. */
+  private chain(serverId: string, job: () => Promise<void>) {
+    const next = (this.chains.get(serverId) ?? Promise.resolve()).then(job, job);
+    const tail = next.catch(() => undefined).finally(() => {
+      if (this.chains.get(serverId) === tail) this.chains.delete(serverId);
+    });
+    this.chains.set(serverId, tail);
+    this.track(next);
+  }
+
+  async handle(recorded: RecordedEvent): Promise<void> {
+    if (this.services.mcp.closed) return;
+    const event = recorded as RecordedEvent & McpEvent;
+    const serverId = serverIdOfStream(recorded.streamId);
+    switch (event.type) {
+      case 'McpConnectRequested':
+        return this.chain(serverId, () => this.connect(serverId, event.data.requestId, recorded));
+      case 'McpDisconnectRequested':
+        return this.chain(serverId, () => this.disconnect(serverId, event.data.requestId, recorded));
+      case 'McpServerDeleted':
+        return this.chain(serverId, () => this.services.mcp.drop(serverId));
+      case 'McpServerConnectFailed':
+      case 'McpConnectionLost':
+        if (event.data.nextReconnectAt) this.onReconnectDue(serverId, event.data.nextReconnectAt);
+        return;
+      case 'McpToolCallRequested':
+      case 'McpToolsListRequested':
+      case 'McpResourcesListRequested':
+      case 'McpResourceReadRequested':
+        return this.track(this.serve(serverId, recorded as RecordedEvent & McpEvent));
+      default:
+        return;
+    }
+  }
+
+  private async connect(serverId: string, requestId: string, cause: RecordedEvent) {
+    const { state } = await loadMcpServer(this.services, serverId);
+    // Served only while it is the pending request: a replay, or a request a disconnect overtook, is not.
+    if (state.deleted || state.pendingConnect?.requestId !== requestId) return;
+    const ctx = () => workerContext(this.services, state, cause);
+    try {
+      const endpoint = plainEndpointOf(this.services, state.config) as McpEndpoint;
+      const held = await this.services.mcp.open(serverId, requestId, endpoint);
+      const { identity } = held.connection;
+      const tools = identity.capabilities.tools ? await held.connection.listTools() : null;
+      const recorded = await executeMcpCommand(this.services, ctx(), serverId, {
+        type: 'RecordConnected',
+        requestId,
+        serverInfo: { name: identity.name, version: identity.version, protocolVersion: identity.protocolVersion ?? null, instructions: identity.instructions ?? null },
+        capabilities: JSON.stringify(identity.capabilities),
+        transportUsed: identity.transportUsed,
+        tools: tools ? JSON.stringify(tools) : null,
+        at: this.services.now().toISOString(),
+      });
+      this.services.mcp.wake(requestId);
+      if (recorded.events.length === 0 && this.services.mcp.get(serverId)?.connectionId === requestId) await this.services.mcp.drop(serverId);
+    } catch (err) {
+      if (this.services.mcp.get(serverId)?.connectionId === requestId) await this.services.mcp.drop(serverId);
+      await executeMcpCommand(this.services, ctx(), serverId, {
+        type: 'RecordConnectFailed',
+        requestId,
+        error: errorOf(err, 'MCP_CONNECT_FAILED'),
+        at: this.services.now().toISOString(),
+        ...backoffInput(this.services),
+      });
+      this.services.mcp.wake(requestId);
+    }
+  }
+
+  private async disconnect(serverId: string, requestId: string, cause: RecordedEvent) {
+    await this.services.mcp.drop(serverId);
+    const { state } = await loadMcpServer(this.services, serverId);
+    if (!state.exists) return;
+    await executeMcpCommand(this.services, workerContext(this.services, state, cause), serverId, { type: 'RecordDisconnected', requestId, at: this.services.now().toISOString() });
+    this.services.mcp.wake(requestId);
+  }
+
+  private async recordLost(serverId: string, connectionId: string, error: McpCallResultError) {
+    const { state } = await loadMcpServer(this.services, serverId);
+    if (!state.exists) return;
+    await executeMcpCommand(this.services, workerContext(this.services, state), serverId, {
+      type: 'RecordConnectionLost',
+      connectionId,
+      error,
+      at: this.services.now().toISOString(),
+      ...backoffInput(this.services),
+    });
+  }
+
+  /** The connection for a call: ours, or reopened lazily when the state says connected but this process holds none (restart, rebalance). */
+  private async connectionFor(serverId: string, state: McpServerState): Promise<McpConnection> {
+    const held = this.services.mcp.get(serverId);
+    if (held && held.connectionId === state.connectionId) return held.connection;
+    try {
+      const endpoint = plainEndpointOf(this.services, state.config) as McpEndpoint;
+      return (await this.services.mcp.open(serverId, state.connectionId!, endpoint)).connection;
+    } catch (err) {
+      const error = errorOf(err, 'MCP_CONNECT_FAILED');
+      await this.recordLost(serverId, state.connectionId!, { code: error.code, message: `reconnecting lazily failed: ${error.message}` });
+      throw Object.assign(new Error(`the connection was lost and could not be reopened: ${error.message}`), { code: 'MCP_NOT_CONNECTED' });
+    }
+  }
+
+  private async alreadyAnswered(serverId: string, recorded: RecordedEvent, requestId: string): Promise<boolean> {
+    const later = await this.services.eventStore.readStream(recorded.streamId, { fromRevision: recorded.revision + 1 });
+    return later.some((e) => e.type !== recorded.type && (e.data as { requestId?: unknown }).requestId === requestId && !e.type.endsWith('Progressed'));
+  }
+
+  private async serve(serverId: string, recorded: RecordedEvent & McpEvent) {
+    const data = recorded.data as { requestId: string; at: string; timeoutMs?: number };
+    const { requestId } = data;
+    const timeoutMs = data.timeoutMs ?? this.services.config.MCP_CALL_TIMEOUT_MS;
+    const age = Date.now() - Date.parse(data.at);
+    // Cheap path for fresh requests; an old one may be a replay whose outcome is already recorded.
+    if (age > 2_000 && (await this.alreadyAnswered(serverId, recorded, requestId))) return;
+    const { state } = await loadMcpServer(this.services, serverId);
+    const ctx = workerContext(this.services, state, recorded);
+    const started = performance.now();
+    const fail = (error: McpCallResultError) => this.recordFailure(serverId, ctx, recorded, error, Math.round(performance.now() - started));
+    if (age > timeoutMs + EXPIRY_MARGIN_MS) return fail({ code: 'MCP_REQUEST_EXPIRED', message: 'the request was not served before its caller stopped waiting; it was not run' });
+    if (!state.exists || state.deleted) return fail({ code: 'MCP_SERVER_NOT_FOUND', message: 'the MCP server was deleted' });
+    if (state.state !== 'connected') return fail({ code: 'MCP_NOT_CONNECTED', message: `the MCP server is ${state.state}` });
+    let connection: McpConnection;
+    try {
+      connection = await this.connectionFor(serverId, state);
+    } catch (err) {
+      return fail(errorOf(err, 'MCP_NOT_CONNECTED'));
+    }
+    const at = () => this.services.now().toISOString();
+    try {
+      switch (recorded.type) {
+        case 'McpToolCallRequested': {
+          const d = recorded.data;
+          let progressEvents = 0;
+          let progressChain: Promise<unknown> = Promise.resolve();
+          const result = await connection.callTool(d.toolName, JSON.parse(d.arguments) as Record<string, unknown>, {
+            timeoutMs: d.timeoutMs,
+            onProgress: (p) => {
+              if (++progressEvents > MAX_PROGRESS_EVENTS) return;
+              const event: McpEvent = { type: 'McpToolCallProgressed', data: { requestId, progress: p.progress, total: p.total ?? null, message: p.message ?? null, at: at() } };
+              progressChain = progressChain.then(() => this.append(serverId, ctx, requestId, event)).catch(() => undefined);
+            },
+          });
+          // Progress notifications are dispatched asynchronously by the SDK: let the last ones land first.
+          await new Promise((resolve) => setImmediate(resolve));
+          await progressChain;
+          await this.append(serverId, ctx, requestId, {
+              type: 'McpToolCallCompleted',
+              data: {
+                requestId,
+                toolName: d.toolName,
+                content: JSON.stringify(result.content),
+                text: result.text,
+                isError: result.isError,
+                structuredContent: result.structuredContent === undefined ? null : JSON.stringify(result.structuredContent),
+                durationMs: result.durationMs,
+                truncated: result.truncated,
+                at: at(),
+              },
+            });
+          return;
+        }
+        case 'McpToolsListRequested': {
+          const tools = await connection.listTools();
+          await this.append(serverId, ctx, requestId, { type: 'McpToolsListed', data: { requestId, tools: JSON.stringify(tools), at: at() } });
+          return;
+        }
+        case 'McpResourcesListRequested': {
+          const list = await connection.listResources();
+          await this.append(serverId, ctx, requestId, {
+            type: 'McpResourcesListed',
+            data: { requestId, resources: JSON.stringify(list.resources), resourceTemplates: JSON.stringify(list.resourceTemplates), at: at() },
+          });
+          return;
+        }
+        case 'McpResourceReadRequested': {
+          const read = await connection.readResource(recorded.data.uri, { timeoutMs: recorded.data.timeoutMs });
+          await this.append(serverId, ctx, requestId, {
+            type: 'McpResourceRead',
+            data: { requestId, uri: recorded.data.uri, contents: JSON.stringify(read.contents), truncated: read.truncated, durationMs: Math.round(performance.now() - started), at: at() },
+          });
+          return;
+        }
+        default:
+          return;
+      }
+    } catch (err) {
+      return fail(errorOf(err, 'MCP_CALL_FAILED'));
+    }
+  }
+
+  private async recordFailure(serverId: string, ctx: CommandContext, recorded: RecordedEvent & McpEvent, error: McpCallResultError, durationMs: number) {
+    const { requestId } = recorded.data as { requestId: string };
+    const at = this.services.now().toISOString();
+    const operation = recorded.type === 'McpToolsListRequested' ? 'tools_list' : recorded.type === 'McpResourcesListRequested' ? 'resources_list' : 'resource_read';
+    const event: McpEvent =
+      recorded.type === 'McpToolCallRequested'
+        ? { type: 'McpToolCallFailed', data: { requestId, toolName: recorded.data.toolName, error, durationMs, at } }
+        : { type: 'McpRequestFailed', data: { requestId, operation, error, at } };
+    await this.append(serverId, ctx, requestId, event);
+  }
+
+  /** Appends an outcome (or progress) and wakes this process's waiter for it, if any. */
+  private async append(serverId: string, ctx: CommandContext, requestId: string, event: McpEvent) {
+    await appendMcpEvents(this.services.eventStore, ctx, serverId, [event]);
+    this.services.mcp.wake(requestId);
+  }
+}
