@@ -15,6 +15,8 @@ export interface FindOptions {
   limit?: number;
   skip?: number;
   projection?: Projection;
+  /** Give up after this long (MongoDB's maxTimeMS; the embedded store checks while it scans): QueryTimeoutError. */
+  maxTimeMS?: number;
 }
 
 export interface PageOptions {
@@ -82,6 +84,14 @@ export class DuplicateKeyError extends Error {
   constructor(readonly collection: string, readonly key: unknown) {
     super(`duplicate key in ${collection}: ${JSON.stringify(key)}`);
     this.name = 'DuplicateKeyError';
+  }
+}
+
+/** A query ran past its `maxTimeMS`. */
+export class QueryTimeoutError extends Error {
+  constructor(readonly collection: string, readonly maxTimeMS: number) {
+    super(`query on ${collection} exceeded its time limit of ${maxTimeMS} ms`);
+    this.name = 'QueryTimeoutError';
   }
 }
 

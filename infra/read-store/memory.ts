@@ -11,9 +11,10 @@ import type {
   CheckpointStore, Doc, DocumentCollection, Filter, FindOptions, IndexSpec, Page, PageOptions,
   Projection, ReadStore, Sort, Update, WriteResult,
 } from '../ports/read-store.js';
-import { DuplicateKeyError } from '../ports/read-store.js';
+import { DuplicateKeyError, QueryTimeoutError } from '../ports/read-store.js';
 import { planPage, withIdTieBreaker } from './cursor.js';
 import { assertAllowedOperators, assertFindWindow, assertNoNestedArrays, assertPosition } from './guards.js';
+import { EqualityIndex, UniqueIndex, equalityOperand } from './memory-index.js';
 import { UpdateError, applyUpdate, deepCopy, isPlainObject, newId, seedFromFilter, validateUpdate } from './update-operators.js';
 
 type Obj = Record<string, unknown>;
@@ -142,58 +143,14 @@ function project<T>(rows: Obj[], projection?: Projection): T[] {
   return new Query({}, MINGO).find(rows, projection).all().map((r) => deepCopy(r) as T);
 }
 
-// ---------------------------------------------------------------- unique indexes
-
-/** Stable text for a BSON-ish value: 1 and 1.0 agree (JS has one number type), a Date is not its ISO string. */
-function encode(v: unknown): string {
-  if (v === undefined || v === null) return 'n';
-  if (v instanceof Date) return `t${v.getTime()}`;
-  if (Array.isArray(v)) return `[${v.map(encode).join(',')}]`;
-  if (typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}:${encode(x)}`).join(',')}}`;
-  if (typeof v === 'number') return `d${Object.is(v, -0) ? 0 : v}`;
-  return `${(typeof v)[0]}${JSON.stringify(v)}`;
-}
-
-class UniqueIndex {
-  /** encoded key -> owning _id */
-  readonly owners = new Map<string, string>();
-  constructor(readonly name: string, readonly fields: string[]) {}
-
-  /** Like MongoDB: missing is null, and an array is indexed by each of its elements (multikey).
-   * FerretDB v1.24 differs on both (several missing/null values pass; an array is one whole value),
-   * so keep unique-indexed fields present, non-null and scalar. */
-  keysOf(doc: Obj): string[] {
-    if (this.fields.length === 1) return this.partsOf(doc, this.fields[0]);
-    let combos: string[] = [''];
-    for (const field of this.fields) {
-      const parts = this.partsOf(doc, field);
-      combos = combos.flatMap((c) => parts.map((p) => `${c}|${p}`));
-    }
-    return combos;
-  }
-
-  /** The `_id` of a document other than `self` holding one of `keys`, if any. */
-  ownerOf(keys: string[], self: unknown): string | undefined {
-    for (const key of keys) {
-      const owner = this.owners.get(key);
-      if (owner !== undefined && owner !== self) return owner;
-    }
-    return undefined;
-  }
-
-  private partsOf(doc: Obj, field: string): string[] {
-    const v = field.includes('.') ? resolve(doc, field) : doc[field];
-    if (!Array.isArray(v)) return [encode(v)];
-    return v.length ? [...new Set(v.map(encode))] : ['[]'];
-  }
-}
-
 // ---------------------------------------------------------------- collection
 
 class MemoryCollection<T extends Doc> implements DocumentCollection<T> {
   private docs = new Map<string, Obj>();
   private indexes = new Map<string, IndexSpec>();
   private uniques: UniqueIndex[] = [];
+  /** Lookups by value for the first field of every index (see ./memory-index.ts). */
+  private lookups = new Map<string, EqualityIndex>();
   /** MongoDB lists a collection once something created it (insert, upsert, index), until drop. */
   exists = false;
 
@@ -201,7 +158,11 @@ class MemoryCollection<T extends Doc> implements DocumentCollection<T> {
 
   async find(filter: Filter = {}, options: FindOptions = {}): Promise<T[]> {
     assertFindWindow(options);
-    let rows = this.select(filter);
+    const deadline = options.maxTimeMS ? performance.now() + options.maxTimeMS : undefined;
+    // An index lookup returns candidates out of insertion order, so only a sorted find may use one.
+    const sorted = !!options.sort && Object.keys(options.sort).length > 0;
+    let rows = this.select(filter, Infinity, deadline, options.maxTimeMS, sorted);
+    if (deadline !== undefined && performance.now() > deadline) throw new QueryTimeoutError(this.name, options.maxTimeMS!);
     // `_id` breaks ties, so equal sort keys come back in the same order from every adapter.
     if (options.sort && Object.keys(options.sort).length) rows = sortRows(rows, withIdTieBreaker(options.sort));
     const skip = options.skip ?? 0;
@@ -219,7 +180,7 @@ class MemoryCollection<T extends Doc> implements DocumentCollection<T> {
   }
 
   async count(filter: Filter = {}): Promise<number> {
-    return Object.keys(filter).length ? this.select(filter).length : this.docs.size;
+    return Object.keys(filter).length ? this.select(filter, Infinity, undefined, 0, true).length : this.docs.size;
   }
 
   async insertOne(doc: T): Promise<void> {
@@ -283,6 +244,11 @@ class MemoryCollection<T extends Doc> implements DocumentCollection<T> {
       throw new Error(`index ${name} conflicts with existing index ${same[0]}`);
     }
     if (spec.unique) this.uniques.push(this.buildUnique(name, fields));
+    if (!this.lookups.has(fields[0])) {
+      const lookup = new EqualityIndex(fields[0]);
+      for (const [id, doc] of this.docs) lookup.update(id, undefined, doc);
+      this.lookups.set(fields[0], lookup);
+    }
     this.indexes.set(name, { ...spec, name });
     this.exists = true;
   }
@@ -291,22 +257,38 @@ class MemoryCollection<T extends Doc> implements DocumentCollection<T> {
     this.docs.clear();
     this.indexes.clear();
     this.uniques = [];
+    this.lookups.clear();
     this.exists = false;
   }
 
   // ---------------------------------------------------------------- internals
 
-  /** Stored documents (not copies) matching `filter`, in insertion order, at most `max`. */
-  private select(filter: Filter, max = Infinity): Obj[] {
+  /** Stored documents (not copies) matching `filter`, in insertion order, at most `max`; checks
+   * `deadline` (performance.now() time) every 256 documents. */
+  private select(filter: Filter, max = Infinity, deadline?: number, budget = 0, anyOrder = false): Obj[] {
     const m = compileFilter(filter);
-    const source = m.ids ? m.ids.map((id) => this.docs.get(id)).filter((d): d is Obj => !!d) : this.docs.values();
+    const ids = m.ids ?? (anyOrder ? this.indexed(filter) : undefined);
+    const source = ids ? [...ids].map((id) => this.docs.get(id)).filter((d): d is Obj => !!d) : this.docs.values();
     const out: Obj[] = [];
+    let scanned = 0;
     for (const doc of source) {
+      if (deadline !== undefined && (++scanned & 255) === 0 && performance.now() > deadline) throw new QueryTimeoutError(this.name, budget);
       if (!matches(m, doc)) continue;
       out.push(doc);
       if (out.length >= max) break;
     }
     return out;
+  }
+
+  /** Candidate ids from an index on a field the filter pins to a scalar at its top level. */
+  private indexed(filter: Filter): Iterable<string> | undefined {
+    if (!this.lookups.size) return undefined;
+    for (const [field, cond] of Object.entries(filter)) {
+      const lookup = this.lookups.get(field);
+      const key = lookup && equalityOperand(cond);
+      if (key !== undefined) return lookup!.candidates(key);
+    }
+    return undefined;
   }
 
   private checkUpdate(update: Update): void {
@@ -346,12 +328,14 @@ class MemoryCollection<T extends Doc> implements DocumentCollection<T> {
       if (old) for (const key of this.uniques[i].keysOf(old)) owners.delete(key);
       for (const key of keys[i]) owners.set(key, id);
     }
+    for (const lookup of this.lookups.values()) lookup.update(id, old, next);
     this.docs.set(id, next);
     this.exists = true;
   }
 
   private remove(doc: Obj): void {
     for (const idx of this.uniques) for (const key of idx.keysOf(doc)) idx.owners.delete(key);
+    for (const lookup of this.lookups.values()) lookup.update(doc._id as string, doc, undefined);
     this.docs.delete(doc._id as string);
   }
 

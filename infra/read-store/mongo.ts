@@ -10,7 +10,7 @@ import type {
   CheckpointStore, Doc, DocumentCollection, Filter, FindOptions, IndexSpec, Page, PageOptions,
   Projection, ReadStore, Sort, Update, WriteResult,
 } from '../ports/read-store.js';
-import { DuplicateKeyError } from '../ports/read-store.js';
+import { DuplicateKeyError, QueryTimeoutError } from '../ports/read-store.js';
 import { planPage, withIdTieBreaker } from './cursor.js';
 import { assertAllowedOperators, assertFindWindow, assertNoNestedArrays, assertPosition } from './guards.js';
 import { UpdateError, newId, seedFromFilter, validateUpdate } from './update-operators.js';
@@ -19,6 +19,7 @@ import { UpdateError, newId, seedFromFilter, validateUpdate } from './update-ope
 const CHECKPOINTS = '_checkpoints';
 const NAMESPACE_NOT_FOUND = 26;
 const IMMUTABLE_FIELD = 66;
+const MAX_TIME_MS_EXPIRED = 50;
 
 export interface MongoReadStoreOptions {
   /** Prepended to every collection name, so several deployments or test runs can share a database. */
@@ -77,9 +78,14 @@ class MongoCollection<T extends Doc> implements DocumentCollection<T> {
   async find(filter: Filter = {}, options: FindOptions = {}): Promise<T[]> {
     checkRead(filter, options.projection);
     assertFindWindow(options);
-    const { skip, limit, projection } = options;
+    const { skip, limit, projection, maxTimeMS } = options;
     const sort = tieBroken(options.sort);
-    return (await this.coll.find(filter, { sort, skip, limit, projection }).toArray()) as unknown as T[];
+    try {
+      return (await this.coll.find(filter, { sort, skip, limit, projection, ...(maxTimeMS ? { maxTimeMS } : {}) }).toArray()) as unknown as T[];
+    } catch (err) {
+      if (err instanceof MongoServerError && err.code === MAX_TIME_MS_EXPIRED) throw new QueryTimeoutError(this.name, maxTimeMS ?? 0);
+      throw err;
+    }
   }
 
   async findOne(filter: Filter, options: { projection?: Projection; sort?: Sort } = {}): Promise<T | null> {

@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { DomainError } from '../shared/decider.js';
+
+/**
+ * Optional JSON Schema per collection, enforced on every write by the decider. Compiled by zod 4's
+ * `z.fromJSONSchema` (drafts 4 to 2020-12: types, properties, required, additionalProperties,
+ * items, enum, const, min/max, lengths, pattern, formats, allOf/anyOf/oneOf/not, local `$ref`);
+ * a keyword it cannot compile (an external `$ref`, an unknown type) refuses the schema at creation.
+ */
+const compiled = new Map<string, z.ZodType>();
+const MAX_CACHED = 500;
+
+function compile(schemaText: string): z.ZodType {
+  let schema = compiled.get(schemaText);
+  if (schema) return schema;
+  schema = z.fromJSONSchema(JSON.parse(schemaText));
+  compiled.set(schemaText, schema);
+  if (compiled.size > MAX_CACHED) compiled.delete(compiled.keys().next().value!);
+  return schema;
+}
+
+/** Throws INVALID_SCHEMA (400) when `schema` cannot be compiled or does not describe an object. */
+export function checkSchema(schema: unknown): string {
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
+    throw new DomainError('INVALID_SCHEMA', 'schema must be a JSON Schema object', 400, { field: 'body.schema' });
+  }
+  const type = (schema as { type?: unknown }).type;
+  if (type !== undefined && type !== 'object') {
+    throw new DomainError('INVALID_SCHEMA', 'schema.type must be "object": documents are objects', 400, { field: 'body.schema.type' });
+  }
+  const text = JSON.stringify(schema);
+  try {
+    compile(text);
+  } catch (err) {
+    throw new DomainError('INVALID_SCHEMA', `schema cannot be used: ${(err as Error).message}`, 400, { field: 'body.schema' });
+  }
+  return text;
+}
+
+/** Throws SCHEMA_VIOLATION (400) naming the first failing path (`document.address.zip`). */
+export function enforceSchema(schemaText: string | null, document: Record<string, unknown>): void {
+  if (schemaText === null) return;
+  const result = compile(schemaText).safeParse(document);
+  if (result.success) return;
+  const issues = result.error.issues.slice(0, 20).map((i) => ({ path: ['document', ...i.path.map(String)].join('.'), message: i.message }));
+  throw new DomainError('SCHEMA_VIOLATION', `${issues[0].path}: ${issues[0].message}`, 400, { path: issues[0].path, issues });
+}
