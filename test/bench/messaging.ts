@@ -1,5 +1,102 @@
-import type { Report } from './support.js';
+/**
+ * Messaging webhooks: what a delivery costs end to end, with a receiver on loopback that verifies
+ * every request with the standardwebhooks library (in this process, so it shares the CPU).
+ *  a) deliveries/s: N MessageReceived events appended to a session's stream at once (as the
+ *     provider records them), timed until the receiver accepted all N: dispatcher → delivery
+ *     stream → timer wheel → signed POST → attempt recorded;
+ *  b) latency from `POST /api/messaging/sessions/{id}/messages` (one at a time) to the webhook's
+ *     arrival at the receiver, p50 and p99.
+ * Embedded; the same on the distributed configuration (Kafka bus, MongoDB read model) when
+ * KAFKA_BROKERS and MONGODB_URL are set.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { msgSessionStreamId } from '../../domain/messaging/events.js';
+import { call } from '../support/http.js';
+import { registerUser } from '../support/identity.js';
+import { startTestService, type Mode, type TestService } from '../support/test-service.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { fmt, latency, now, settle, type Report } from './support.js';
 
-export async function benchMessaging(_report: Report): Promise<void> {
-  throw new Error('messaging benchmark not written yet');
+const BENCH = 'messaging webhooks';
+
+export interface MessagingBenchOptions {
+  /** Events appended at once for the throughput figure. */
+  burst: number;
+  /** Messages sent one after another for the latency figure. */
+  sends: number;
+  timeoutMs: number;
+}
+
+export const defaults: MessagingBenchOptions = { burst: 1_000, sends: 100, timeoutMs: 60_000 };
+
+export async function benchMessaging(report: Report, o: MessagingBenchOptions = defaults): Promise<void> {
+  await benchMode(report, 'embedded', o);
+  await settle();
+  if (process.env.KAFKA_BROKERS && process.env.MONGODB_URL) await benchMode(report, 'distributed', { ...o, burst: Math.min(o.burst, 500), sends: Math.min(o.sends, 50) });
+  else report.skip(BENCH, 'distributed (Kafka) figures', 'KAFKA_BROKERS and MONGODB_URL are not set');
+}
+
+async function benchMode(report: Report, mode: Mode, o: MessagingBenchOptions): Promise<void> {
+  let service: TestService | null = null;
+  let receiver: WebhookReceiver | null = null;
+  const label = mode === 'embedded' ? 'embedded' : 'Kafka + MongoDB';
+  const t0 = now();
+  try {
+    service = await startTestService(mode, { LOG_LEVEL: 'silent', RATE_LIMIT_AUTH_PER_MINUTE: '1000', ALLOW_PRIVATE_NETWORK: 'true' });
+    const secret = `bench-${randomBytes(8).toString('hex')}`;
+    receiver = await startWebhookReceiver(secret);
+    const user = await registerUser(service.baseUrl);
+    const as = (method: string, path: string, body?: unknown) => call(service!.baseUrl, method, path, body, user.auth);
+    const sessions: Array<{ id: string; address: string }> = [];
+    for (const name of ['bench-sender', 'bench-target']) {
+      const res = await as('POST', '/messaging/sessions', { name: `${name}-${randomBytes(3).toString('hex')}` });
+      if (res.status !== 201) throw new Error(`session: ${res.status} ${res.text}`);
+      sessions.push({ id: res.body.session.id, address: res.body.session.address });
+    }
+    const [sender, target] = sessions;
+    const hook = await as('POST', `/messaging/sessions/${target.id}/webhook`, { url: receiver.url, events: ['message'], secret });
+    if (hook.status !== 200) throw new Error(`webhook: ${hook.status} ${hook.text}`);
+    report.info(BENCH, `${label}: service up and webhook configured in ${fmt((now() - t0) / 1000, 1)} s`);
+    report.info(BENCH, `${label}: concurrency ${service.services.config.WEBHOOK_CONCURRENCY} attempts in flight; receiver verifies every signature`);
+
+    // a) a burst of received messages, as the provider appends them.
+    const before = receiver.accepted().size;
+    const at = new Date().toISOString();
+    const events = Array.from({ length: o.burst }, (_, i) => {
+      const id = randomUUID();
+      return {
+        id: randomUUID(),
+        type: 'MessageReceived',
+        data: { sessionId: target.id, message: { id, chatId: sender.address, from: sender.address, to: target.address, text: `burst ${i}`, timestamp: at, fromMe: false as const }, at },
+        metadata: { actorId: null, orgId: null, workspaceId: null, correlationId: id, causationId: null, requestId: null, occurredAt: at },
+      };
+    });
+    const started = now();
+    for (let i = 0; i < events.length; i += 100) await service.services.eventStore.append(msgSessionStreamId(target.id), events.slice(i, i + 100), 'any');
+    await receiver.waitFor(`${o.burst} deliveries`, () => receiver!.accepted().size - before >= o.burst, o.timeoutMs);
+    const elapsed = now() - started;
+    report.figure(BENCH, `deliveries/s, burst of ${fmt(o.burst)} events (${label})`, (o.burst / elapsed) * 1000, '/s');
+    await settle();
+
+    // b) send → arrival, one message at a time.
+    const samples: number[] = [];
+    for (let i = 0; i < o.sends; i++) {
+      const text = `latency ${i} ${randomBytes(3).toString('hex')}`;
+      const t0 = Date.now();
+      const res = await as('POST', `/messaging/sessions/${sender.id}/messages`, { chatId: target.address, text });
+      if (res.status !== 201) throw new Error(`send: ${res.status} ${res.text}`);
+      const arrived = await receiver.waitFor('the message', () => receiver!.received.find((d) => d.payload?.data.text === text), 30_000);
+      samples.push(arrived.receivedAt - t0);
+    }
+    const l = latency(samples);
+    report.figure(BENCH, `send → webhook arrival p50 (${label})`, l.p50, 'ms');
+    report.figure(BENCH, `send → webhook arrival p99 (${label})`, l.p99, 'ms');
+    const unverified = receiver.received.filter((d) => !d.verified).length;
+    if (unverified > 0) report.info(BENCH, `${unverified} request(s) failed verification`);
+  } catch (err) {
+    report.fail(BENCH, `${label}: ${(err as Error).message}`);
+  } finally {
+    await receiver?.close();
+    await service?.stop();
+  }
 }
