@@ -45,7 +45,14 @@ async function request(
   const appended = await appendMcpEvents(services.eventStore, context, serverId, [event]);
   const outcome = await waitForMcpOutcome(services.eventStore, serverId, { type: event.type as McpEventType, requestId, revision: appended.revision }, waitMs, { ...options, nap: services.mcp.nap });
   if (!outcome) {
-    if (options.signal?.aborted) throw mcpError('MCP_ABORTED', 'the call was abandoned', { requestId });
+    if (options.signal?.aborted) {
+      // The caller stopped waiting (a stopped flow run): ask the worker to abort the call on the
+      // server too (the SDK sends notifications/cancelled); it records MCP_ABORTED in the history.
+      if (event.type === 'McpToolCallRequested') {
+        await appendMcpEvents(services.eventStore, context, serverId, [{ type: 'McpToolCallCancelRequested', data: { requestId, reason: 'the caller stopped waiting (run stopped)', at: new Date().toISOString() } }]).catch(() => undefined);
+      }
+      throw mcpError('MCP_ABORTED', 'the call was abandoned', { requestId });
+    }
     throw mcpError('MCP_NO_ANSWER', 'no worker answered the request in time', { requestId });
   }
   if (outcome.type === 'McpToolCallFailed' || outcome.type === 'McpRequestFailed') {

@@ -6,6 +6,7 @@ import type { McpEvent, McpServerState } from '../domain/mcp/index.js';
 import { serverIdOfStream } from '../domain/mcp/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { McpConnection, McpEndpoint } from '../infra/mcp/client.js';
+import type { HeldConnection } from '../infra/mcp/runtime.js';
 import type { Services } from '../infra/services.js';
 
 /**
@@ -51,6 +52,8 @@ export function workerContext(services: Services, state: Pick<McpServerState, 'o
 
 export class McpWorker {
   private readonly chains = new Map<string, Promise<void>>();
+  /** Tool calls running in this process, by requestId: a cancel request aborts one. */
+  private readonly running = new Map<string, AbortController>();
 
   constructor(
     private readonly services: Services,
@@ -58,6 +61,7 @@ export class McpWorker {
     private readonly onReconnectDue: (serverId: string, at: string) => void,
   ) {
     services.mcp.onLost((serverId, connectionId, reason) => this.track(this.recordLost(serverId, connectionId, { code: 'MCP_CONNECTION_LOST', message: reason })));
+    services.mcp.onToolsChanged((serverId, held) => this.chain(serverId, () => this.refreshTools(serverId, held)));
   }
 
   private track(work: Promise<unknown>) {
@@ -96,6 +100,10 @@ export class McpWorker {
       case 'McpResourcesListRequested':
       case 'McpResourceReadRequested':
         return this.track(this.serve(serverId, recorded as RecordedEvent & McpEvent));
+      case 'McpToolCallCancelRequested':
+        // Only the process running the call holds it (with Kafka: the partition's worker).
+        this.running.get(event.data.requestId)?.abort(new Error(event.data.reason));
+        return;
       default:
         return;
     }
@@ -111,6 +119,7 @@ export class McpWorker {
       const held = await this.services.mcp.open(serverId, requestId, endpoint);
       const { identity } = held.connection;
       const tools = identity.capabilities.tools ? await held.connection.listTools() : null;
+      if (tools) held.lastTools = JSON.stringify(tools);
       const recorded = await executeMcpCommand(this.services, ctx(), serverId, {
         type: 'RecordConnected',
         requestId,
@@ -141,6 +150,23 @@ export class McpWorker {
     if (!state.exists) return;
     await executeMcpCommand(this.services, workerContext(this.services, state, cause), serverId, { type: 'RecordDisconnected', requestId, at: this.services.now().toISOString() });
     this.services.mcp.wake(requestId);
+  }
+
+  /**
+   * The server said its tool list changed: list it again and record it (`McpToolsListed`, the
+   * read model's cache) when it differs from what this connection recorded last. Runs in the
+   * server's chain, after the connect that recorded the first list.
+   */
+  private async refreshTools(serverId: string, held: HeldConnection) {
+    if (this.services.mcp.get(serverId) !== held) return;
+    const { state } = await loadMcpServer(this.services, serverId);
+    if (state.deleted || state.state !== 'connected' || state.connectionId !== held.connectionId) return;
+    const tools = JSON.stringify(await held.connection.listTools());
+    if (tools === held.lastTools) return;
+    held.lastTools = tools;
+    await appendMcpEvents(this.services.eventStore, workerContext(this.services, state), serverId, [
+      { type: 'McpToolsListed', data: { requestId: `list-changed-${randomUUID()}`, tools, at: this.services.now().toISOString() } },
+    ]);
   }
 
   private async recordLost(serverId: string, connectionId: string, error: McpCallResultError) {
@@ -201,16 +227,18 @@ export class McpWorker {
           const d = recorded.data;
           let progressEvents = 0;
           let progressChain: Promise<unknown> = Promise.resolve();
+          const abort = new AbortController();
+          this.running.set(requestId, abort);
           const result = await connection.callTool(d.toolName, JSON.parse(d.arguments) as Record<string, unknown>, {
             timeoutMs: d.timeoutMs,
+            signal: abort.signal,
             onProgress: (p) => {
               if (++progressEvents > MAX_PROGRESS_EVENTS) return;
               const event: McpEvent = { type: 'McpToolCallProgressed', data: { requestId, progress: p.progress, total: p.total ?? null, message: p.message ?? null, at: at() } };
               progressChain = progressChain.then(() => this.append(serverId, ctx, requestId, event)).catch(() => undefined);
             },
           });
-          // Progress notifications are dispatched asynchronously by the SDK: let the last ones land first.
-          await new Promise((resolve) => setImmediate(resolve));
+          // The client hands progress over before the result (in read order): appended before the outcome.
           await progressChain;
           await this.append(serverId, ctx, requestId, {
               type: 'McpToolCallCompleted',
@@ -230,6 +258,8 @@ export class McpWorker {
         }
         case 'McpToolsListRequested': {
           const tools = await connection.listTools();
+          const held = this.services.mcp.get(serverId);
+          if (held?.connection === connection) held.lastTools = JSON.stringify(tools);
           await this.append(serverId, ctx, requestId, { type: 'McpToolsListed', data: { requestId, tools: JSON.stringify(tools), at: at() } });
           return;
         }
@@ -254,6 +284,8 @@ export class McpWorker {
       }
     } catch (err) {
       return fail(errorOf(err, 'MCP_CALL_FAILED'));
+    } finally {
+      this.running.delete(requestId);
     }
   }
 

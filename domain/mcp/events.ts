@@ -86,6 +86,8 @@ export const mcpEventSchemas = {
     at,
   }),
   McpToolCallFailed: z.object({ requestId, toolName: z.string(), error: errorSchema, durationMs: z.number(), at }),
+  /** The caller stopped waiting (a flow run was stopped): the worker aborts the call (MCP `notifications/cancelled`). */
+  McpToolCallCancelRequested: z.object({ requestId, reason: z.string(), at }),
   McpResourcesListRequested: z.object({ requestId, at }),
   McpResourcesListed: z.object({ requestId, resources: z.string(), resourceTemplates: z.string(), at }),
   McpResourceReadRequested: z.object({ requestId, uri: z.string(), timeoutMs: z.number().int().positive(), at }),

@@ -1,4 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { McpClientError, toClientError } from './client-errors.js';
 import { capResourceContents, capToolContent, type ResourceItem } from './client-limits.js';
 import { openTransport, type OpenedClient } from './transport-open.js';
@@ -29,6 +32,8 @@ export interface McpClientOptions {
   /** 0 disables the keep-alive ping. */
   pingIntervalMs: number;
   onClose(reason: string): void;
+  /** The server said its tool list changed (`notifications/tools/list_changed`, debounced). */
+  onToolsChanged?(): void;
 }
 export interface McpServerIdentity {
   name: string;
@@ -76,6 +81,12 @@ export interface McpConnection {
   close(): Promise<void>;
 }
 
+/** Progress tokens we hand out: their notifications are dispatched by us, never by the SDK. */
+const PROGRESS_TOKEN_PREFIX = 'flow-service-progress-';
+/** Several list_changed notifications in a burst (a server registering tools one by one) make one refresh. */
+const TOOLS_CHANGED_DEBOUNCE_MS = 100;
+type ProgressListener = (p: { progress: number; total?: number; message?: string }) => void;
+
 /** A server that pages forever (a cursor loop) must not hang the caller. */
 const MAX_PAGES = 100;
 /** Pings that time out this many times in a row mean the server is gone (a refused one counts at once). */
@@ -112,6 +123,8 @@ class Connection implements McpConnection {
   private pingTimeouts = 0;
   private pinging = false;
   private shutdownDone?: Promise<void>;
+  private readonly progressListeners = new Map<string, ProgressListener>();
+  private toolsChangedTimer?: NodeJS.Timeout;
 
   constructor(
     private readonly opened: OpenedClient,
@@ -128,6 +141,21 @@ class Connection implements McpConnection {
       transportUsed: opened.transportUsed,
       ...(instructions ? { instructions } : {}),
     };
+    this.interceptProgress();
+    if (options.onToolsChanged) {
+      this.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        clearTimeout(this.toolsChangedTimer);
+        this.toolsChangedTimer = setTimeout(() => {
+          if (this.closedByUs || this.lost) return;
+          try {
+            options.onToolsChanged?.();
+          } catch {
+            // the listener's failure is not the connection's
+          }
+        }, TOOLS_CHANGED_DEBOUNCE_MS);
+        this.toolsChangedTimer.unref();
+      });
+    }
     // The client's onclose follows the transport's (stdio child exit, HTTP stream closed).
     this.client.onclose = () => this.markLost('the connection closed (transport closed)');
     // Transport errors are not always fatal (an SSE stream the SDK will reopen); a ping decides.
@@ -136,6 +164,31 @@ class Connection implements McpConnection {
       this.pingTimer = setInterval(() => void this.probe(), options.pingIntervalMs);
       this.pingTimer.unref();
     }
+  }
+
+  /**
+   * Progress is dispatched synchronously, in the order the transport reads messages. The SDK
+   * dispatches notifications one microtask later but settles a response at once and removes the
+   * progress handler then, so a notification read in the same chunk as the result (the last step,
+   * typically) would be lost. Our calls use tokens of our own, which we take out of the stream
+   * before the SDK sees them: every notification sent before the result reaches the caller.
+   */
+  private interceptProgress(): void {
+    const transport = this.opened.transport;
+    const inner = transport.onmessage;
+    transport.onmessage = (message: JSONRPCMessage, extra?: unknown) => {
+      const m = message as { method?: unknown; params?: { progressToken?: unknown; progress?: unknown; total?: unknown; message?: unknown } };
+      const token = m.method === 'notifications/progress' ? m.params?.progressToken : undefined;
+      if (typeof token === 'string' && token.startsWith(PROGRESS_TOKEN_PREFIX)) {
+        const listener = this.progressListeners.get(token);
+        const p = m.params!;
+        if (listener && typeof p.progress === 'number') {
+          listener({ progress: p.progress, ...(typeof p.total === 'number' ? { total: p.total } : {}), ...(typeof p.message === 'string' ? { message: p.message } : {}) });
+        }
+        return; // ours, even when late: never handed to the SDK (it would report an unknown token)
+      }
+      (inner as ((message: JSONRPCMessage, extra?: unknown) => void) | undefined)?.call(transport, message, extra);
+    };
   }
 
   private get pingTimeoutMs() {
@@ -161,6 +214,7 @@ class Connection implements McpConnection {
     if (this.closedByUs || this.lost) return;
     this.lost = true;
     clearInterval(this.pingTimer);
+    clearTimeout(this.toolsChangedTimer);
     // Release what is left (a stdio child that still runs, pooled sockets); never throws.
     this.shutdownDone = this.shutdown();
     try {
@@ -213,20 +267,24 @@ class Connection implements McpConnection {
   async callTool(name: string, args: Record<string, unknown>, opts: McpCallOptions): Promise<McpToolResult> {
     this.ensureOpen(`calling ${name}`);
     const started = performance.now();
-    const onprogress = opts.onProgress
-      ? (p: { progress: number; total?: number; message?: string }) => {
-          try {
-            opts.onProgress?.({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(p.message !== undefined ? { message: p.message } : {}) });
-          } catch {
-            // a listener's failure must not fail the call
-          }
+    // A progress token is sent only when someone listens (see interceptProgress).
+    const progressToken = opts.onProgress ? `${PROGRESS_TOKEN_PREFIX}${randomUUID()}` : undefined;
+    if (progressToken) {
+      this.progressListeners.set(progressToken, (p) => {
+        try {
+          opts.onProgress?.(p);
+        } catch {
+          // a listener's failure must not fail the call
         }
-      : undefined;
+      });
+    }
     let result: Awaited<ReturnType<Client['callTool']>>;
     try {
-      result = await this.client.callTool({ name, arguments: args }, undefined, { timeout: opts.timeoutMs, signal: opts.signal, onprogress });
+      result = await this.client.callTool({ name, arguments: args, ...(progressToken ? { _meta: { progressToken } } : {}) }, undefined, { timeout: opts.timeoutMs, signal: opts.signal });
     } catch (err) {
       throw toClientError(err, `calling ${name}`, { timeoutMs: opts.timeoutMs, signal: opts.signal });
+    } finally {
+      if (progressToken) this.progressListeners.delete(progressToken);
     }
     const durationMs = Math.round((performance.now() - started) * 100) / 100;
     // A server on the pre-2024-11 protocol answers {toolResult}; show it as one text item.
@@ -287,6 +345,7 @@ class Connection implements McpConnection {
     if (this.closedByUs) return;
     this.closedByUs = true;
     clearInterval(this.pingTimer);
+    clearTimeout(this.toolsChangedTimer);
     this.shutdownDone ??= this.shutdown();
     try {
       await this.shutdownDone;

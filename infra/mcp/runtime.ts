@@ -5,9 +5,12 @@ import { openMcpConnection, type McpConnection, type McpEndpoint } from './clien
 export interface HeldConnection {
   connectionId: string;
   connection: McpConnection;
+  /** JSON of the tool list last recorded from this connection (a refresh that finds the same records nothing). */
+  lastTools?: string;
 }
 
 export type LostListener = (serverId: string, connectionId: string, reason: string) => void;
+export type ToolsChangedListener = (serverId: string, held: HeldConnection) => void;
 
 /** What the MCP context keeps per process (open connections, background jobs, reconnect timers); closed with the services. */
 export interface McpRuntime {
@@ -19,6 +22,8 @@ export interface McpRuntime {
   drop(serverId: string): Promise<void>;
   /** Who hears about connections lost without our close() (the worker's consumer). */
   onLost(listener: LostListener): void;
+  /** Who hears that a server's tool list changed (`notifications/tools/list_changed`). */
+  onToolsChanged(listener: ToolsChangedListener): void;
   /** Background work that must finish (or be cut short) before the stores close. */
   track(work: Promise<unknown>): void;
   /** One timer per key; a later schedule replaces it. */
@@ -44,6 +49,7 @@ export function createMcpRuntime(services: () => Services): McpRuntime {
   const timers = new Map<string, NodeJS.Timeout>();
   const nappers = new Map<string, Set<() => void>>();
   let lostListener: LostListener = () => {};
+  let toolsChangedListener: ToolsChangedListener = () => {};
   let closed = false;
 
   async function doOpen(serverId: string, connectionId: string, endpoint: McpEndpoint): Promise<HeldConnection> {
@@ -60,6 +66,9 @@ export function createMcpRuntime(services: () => Services): McpRuntime {
           held.delete(serverId);
           if (!closed) lostListener(serverId, connectionId, reason);
         }
+      },
+      onToolsChanged() {
+        if (entry && held.get(serverId) === entry && !closed) toolsChangedListener(serverId, entry);
       },
     });
     if (closed) {
@@ -95,6 +104,9 @@ export function createMcpRuntime(services: () => Services): McpRuntime {
     },
     onLost(listener) {
       lostListener = listener;
+    },
+    onToolsChanged(listener) {
+      toolsChangedListener = listener;
     },
     track(promise) {
       const p = promise.catch(() => undefined).finally(() => work.delete(p));

@@ -86,5 +86,36 @@ for (const mode of availableModes()) {
       const notConnected = await as(owner, 'POST', `/flows/${idle.flowId}/run`, { inputs: {} });
       expect(JSON.stringify(notConnected.body.nodes)).to.include('MCP_NOT_CONNECTED');
     });
+
+    it('stopping the run while the node waits: the node stops waiting and the remote call is cancelled', async () => {
+      const { flowId } = await flowWith(owner, { mcpServerId: serverId, toolName: 'trigger-long-running-operation', arguments: { duration: 10, steps: 10 } });
+      const started = Date.now();
+      const res = await as(owner, 'POST', `/flows/${flowId}/run`, { inputs: {}, async: true });
+      expect(res.status, res.text).to.equal(202);
+      const processId = res.body.processId;
+      const historyEntry = async () => {
+        const h = await as(owner, 'GET', `/mcp/servers/${serverId}/history?limit=20`);
+        return h.body.items.find((x: { processId: string | null }) => x.processId === processId) ?? null;
+      };
+      // The call has reached the server (it reports progress) before the stop.
+      await waitUntil('the call reports progress', async () => ((await historyEntry())?.progressCount >= 1 ? true : null), 15_000);
+      const stop = await as(owner, 'POST', `/flows/${flowId}/stop`);
+      expect(stop.status, stop.text).to.equal(200);
+      const proc = await waitUntil('run stopped', async () => {
+        const p = await as(owner, 'GET', `/processes/${processId}`);
+        return ['stopped', 'completed', 'failed'].includes(p.body.process?.status) ? p.body.process : null;
+      }, 8_000);
+      expect(proc.status).to.equal('stopped');
+      // The worker aborted the call (MCP notifications/cancelled) instead of letting it run its 10 s.
+      const entry = await waitUntil('the call recorded as aborted', async () => {
+        const e = await historyEntry();
+        return e?.status === 'failed' ? e : null;
+      }, 8_000);
+      expect(entry.error.code).to.equal('MCP_ABORTED');
+      expect(Date.now() - started).to.be.below(9_000);
+      // The connection is still usable.
+      const echo = await as(owner, 'POST', `/mcp/servers/${serverId}/tools/call`, { name: 'echo', arguments: { message: 'after stop' } });
+      expect(echo.body.result?.text, echo.text).to.include('after stop');
+    });
   });
 }

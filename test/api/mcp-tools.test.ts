@@ -120,14 +120,12 @@ for (const mode of availableModes()) {
       const long = await callTool(stdioId, 'trigger-long-running-operation', { duration: 1, steps: 4 });
       expect(long.status, long.text).to.equal(200);
       expect(long.body.result.text).to.include('Long running operation completed');
-      // The SDK client drops a progress notification that arrives together with the result (its
-      // handler is removed before the notification's microtask runs), so the last step may be missing.
+      // Every step, the last one included (it arrives in the same read as the result).
       const steps = long.body.result.progress.map((p: { progress: number }) => p.progress);
-      expect(steps.length).to.be.within(3, 4);
-      expect(steps).to.deep.equal([1, 2, 3, 4].slice(0, steps.length));
-      expect(long.body.result.progress[0].total).to.equal(4);
+      expect(steps).to.deep.equal([1, 2, 3, 4]);
+      expect(long.body.result.progress.every((p: { total: number }) => p.total === 4)).to.equal(true);
       const history = await api('GET', `/mcp/servers/${stdioId}/history?limit=1`);
-      expect(history.body.items[0]).to.include({ toolName: 'trigger-long-running-operation', progressCount: steps.length });
+      expect(history.body.items[0]).to.include({ toolName: 'trigger-long-running-operation', progressCount: 4 });
 
       const slow = await callTool(stdioId, 'trigger-long-running-operation', { duration: 3, steps: 1 }, { timeoutMs: 300 });
       expect(slow.status, slow.text).to.equal(504);
@@ -145,6 +143,11 @@ for (const mode of availableModes()) {
       expect(res.status, res.text).to.equal(200);
       expect(res.body.result.truncated).to.equal(true);
       expect(res.body.result.text.length).to.be.lessThan(5000);
+      // Resource contents too (structure.md is about 12 KB).
+      const read = await api('POST', `/mcp/servers/${stdioId}/resources/read`, { uri: 'demo://resource/static/document/structure.md' });
+      expect(read.status, read.text).to.equal(200);
+      expect(read.body.truncated).to.equal(true);
+      expect(Buffer.byteLength(JSON.stringify(read.body.contents))).to.be.at.most(4096);
     });
 
     it('lists resources and templates and reads a demo:// resource', async () => {

@@ -90,3 +90,7 @@ async function startEverything(mode: string, path: string, ready: string, port?:
     },
   };
 }
+
+export const DYNAMIC_SERVER_TS = join(dirname(new URL(import.meta.url).pathname), 'mcp-dynamic-server.ts');
+/** The SDK-built server whose tool list changes on demand (`add-tool`), run through tsx. */
+export const dynamicToolsStdio = (extra: Record<string, unknown> = {}) => ({ name: 'dynamic', transport: 'stdio', command: 'node', args: ['--import', 'tsx', DYNAMIC_SERVER_TS], ...extra });
