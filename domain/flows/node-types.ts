@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MAX_DELAY_MS, MAX_ID_LENGTH, MAX_SHORT_TEXT_LENGTH, boundedJsonObject, promptSchema } from './limits.js';
 import { KNOWN_LLM_PROVIDERS, LLM_PROVIDER_MODELS, isKnownModel, isKnownProvider, modelsOf } from './llm-catalogue.js';
+import { metadataFilterSchema, metadataSchema } from '../memory/limits.js';
 import { NODE_TYPES, baseNodeDataSchema, conditionSchema, httpUrlSchema, webhookConfigSchema, type NodeType } from './node-data.js';
 
 /**
@@ -71,12 +72,29 @@ const mcpToolData = baseNodeDataSchema.extend({
   arguments: boundedJsonObject(64 * 1024).optional().describe('tool arguments; string values are templates'),
 });
 
-export const MEMORY_OPERATIONS = ['get', 'set', 'append', 'delete'] as const;
-const memoryData = baseNodeDataSchema.extend({
-  memoryOperation: z.enum(MEMORY_OPERATIONS),
-  memoryKey: nonBlank(z.string().max(MAX_SHORT_TEXT_LENGTH)).describe('key in the flow owner\'s memory; a template'),
-  memoryValue: promptSchema.optional().describe('for set and append: a template; the previous output when absent'),
-});
+export const MEMORY_OPERATIONS = ['save', 'search', 'update', 'delete'] as const;
+const memoryTemplate = z.string().max(MAX_SHORT_TEXT_LENGTH);
+const memoryData = baseNodeDataSchema
+  .extend({
+    memoryOperation: z.enum(MEMORY_OPERATIONS).describe('what the node does with the flow owner\'s memories (POST /api/db/memory)'),
+    text: promptSchema.optional().describe('save, update: the memory text, a template; save uses the previous output when absent'),
+    query: promptSchema.optional().describe('search: a template; the previous output when absent'),
+    memoryId: memoryTemplate.optional().describe('update, delete: the memory, a template'),
+    scope: z
+      .strictObject({ userId: memoryTemplate.optional(), agentId: memoryTemplate.optional(), runId: memoryTemplate.optional() })
+      .optional()
+      .describe('templates; userId defaults to the flow owner, and save records runId = the run\'s processId unless given; delete without memoryId deletes this scope (named explicitly)'),
+    filters: metadataFilterSchema.optional().describe('search: metadata equality or $in/$nin/$ne/$gt/$gte/$lt/$lte; string values are templates'),
+    metadata: metadataSchema.optional().describe('save, update: scalar values; strings are templates'),
+    limit: z.number().int().min(1).max(100).optional().describe('search: results, 10 when absent'),
+    resultFormat: z.enum(['text', 'json']).optional().describe('search output: the texts one per line (default), or the scored results as JSON'),
+  })
+  .superRefine((d, ctx) => {
+    if (d.memoryOperation === 'update' && !d.memoryId) ctx.addIssue({ code: 'custom', path: ['memoryId'], message: 'an update needs memoryId' });
+    if (d.memoryOperation === 'update' && d.text === undefined && d.metadata === undefined) ctx.addIssue({ code: 'custom', path: ['text'], message: 'an update needs text or metadata' });
+    const namesScope = Object.values(d.scope ?? {}).some((v) => v !== undefined && v.trim() !== '');
+    if (d.memoryOperation === 'delete' && !d.memoryId && !namesScope) ctx.addIssue({ code: 'custom', path: ['memoryId'], message: 'a delete needs memoryId, or a scope naming what to delete' });
+  });
 
 interface NodeTypeDefinition {
   label: string;
@@ -93,7 +111,7 @@ export const NODE_TYPE_DEFINITIONS: Record<NodeType, NodeTypeDefinition> = {
   output: { label: 'Output', description: "Collects a result into the run's output.", schema: outputData },
   delay: { label: 'Delay', description: 'Waits delayMs milliseconds, then passes its input on.', schema: delayData },
   mcp_tool: { label: 'MCP tool', description: 'Calls a tool of a registered MCP server with templated arguments.', schema: mcpToolData },
-  memory: { label: 'Memory', description: "Reads or writes a key of the flow owner's memory store.", schema: memoryData },
+  memory: { label: 'Memory', description: "Saves, searches (ranked by relevance), updates or deletes the flow owner's memories, as POST /api/db/memory does.", schema: memoryData },
 };
 
 /** The schema that validates `data` for a node type; the common shape when the type is absent. */

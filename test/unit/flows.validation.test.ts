@@ -39,7 +39,7 @@ const valid: Record<(typeof NODE_TYPES)[number], Record<string, unknown>> = {
   output: { nodeType: 'output', outputKey: 'answer' },
   delay: { nodeType: 'delay', delayMs: 1000 },
   mcp_tool: { nodeType: 'mcp_tool', mcpServerId: 'srv1', toolName: 'echo', arguments: { message: '{{previous}}' } },
-  memory: { nodeType: 'memory', memoryOperation: 'set', memoryKey: 'last', memoryValue: '{{previous}}' },
+  memory: { nodeType: 'memory', memoryOperation: 'search', query: '{{inputs.question}}', scope: { userId: '{{inputs.user}}' }, filters: { topic: 'food' }, limit: 3 },
 };
 
 describe('node validation', () => {
@@ -86,7 +86,10 @@ describe('node validation', () => {
     ['a condition node without conditions', { nodeType: 'condition', conditions: [] }, ['data.conditions']],
     ['a negative delay', { nodeType: 'delay', delayMs: -1 }, ['data.delayMs']],
     ['an mcp tool without server and tool', { nodeType: 'mcp_tool' }, ['data.mcpServerId', 'data.toolName']],
-    ['a memory node with an unknown operation', { nodeType: 'memory', memoryOperation: 'wipe', memoryKey: 'k' }, ['data.memoryOperation']],
+    ['a memory node with an unknown operation', { nodeType: 'memory', memoryOperation: 'wipe' }, ['data.memoryOperation']],
+    ['a memory update without memoryId', { nodeType: 'memory', memoryOperation: 'update', text: 'x' }, ['data.memoryId']],
+    ['a memory delete naming neither id nor scope', { nodeType: 'memory', memoryOperation: 'delete', scope: {} }, ['data.memoryId']],
+    ['a memory node with nested metadata', { nodeType: 'memory', memoryOperation: 'save', metadata: { a: { b: 1 } } }, ['data.metadata.a']],
     ['a wrongly typed seed field', { isAsync: 'yes', startNode: 1 }, ['data.isAsync', 'data.startNode']],
   ];
   for (const [name, data, expected] of table) {

@@ -45,17 +45,6 @@ export interface HttpCapability {
   request(request: HttpRequest): Promise<HttpAnswer>;
 }
 
-export interface McpCapability {
-  callTool(request: { serverId: string; toolName: string; arguments: Record<string, unknown>; signal: AbortSignal }): Promise<unknown>;
-}
-
-export interface MemoryCapability {
-  get(key: string): Promise<unknown>;
-  set(key: string, value: unknown): Promise<void>;
-  append(key: string, value: unknown): Promise<unknown>;
-  delete(key: string): Promise<boolean>;
-}
-
 export interface NodeKindContext extends NodeInputs {
   processId: string;
   flowId: string;
@@ -63,8 +52,6 @@ export interface NodeKindContext extends NodeInputs {
   signal: AbortSignal;
   llm?: LlmCapability;
   http?: HttpCapability;
-  mcp?: McpCapability;
-  memory?: MemoryCapability;
   /** Resolves after `ms` milliseconds, rejects when `signal` aborts. */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
 }

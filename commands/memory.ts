@@ -1,0 +1,19 @@
+import { memoryDecider, memoryStreamId, type MemoryCommand } from '../domain/memory/index.js';
+import type { EventStore } from '../infra/ports/event-store.js';
+import { handleCommand, type CommandContext } from './handle.js';
+
+type WithoutAt<C> = C extends unknown ? Omit<C, 'at'> : never;
+
+/**
+ * Every memory write goes through here: one stream per memory (`memory-<id>`), time from the
+ * context. Save appends with "stream must not exist" semantics through the decider (409
+ * MEMORY_EXISTS); update and delete check tenancy and scope in the decider (404 MEMORY_NOT_FOUND).
+ */
+export function executeMemoryCommand(store: EventStore, context: CommandContext, command: WithoutAt<MemoryCommand>) {
+  return handleCommand(store, {
+    streamId: memoryStreamId(command.memoryId),
+    decider: memoryDecider,
+    command: { ...command, at: context.now.toISOString() } as MemoryCommand,
+    context,
+  });
+}

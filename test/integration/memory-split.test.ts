@@ -1,0 +1,61 @@
+import { expect } from 'chai';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { call } from '../support/http.js';
+import { registerUser } from '../support/identity.js';
+import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import { availableModes } from '../support/test-service.js';
+
+/**
+ * Memory search with the roles split: two API processes and a projector process. Each API process
+ * keeps its own in-process search index; a change made through one must show in the other's next
+ * search (the index is checked against the read store on every search).
+ */
+const distributed = availableModes().includes('distributed');
+if (!distributed) console.log('SKIP memory split roles: needs the distributed adapters (MONGODB_URL, KAFKA_BROKERS)');
+
+(distributed ? describe : describe.skip)('memory search across processes (api, api, projector)', function () {
+  this.timeout(120_000);
+  const processes: ServiceProcess[] = [];
+  let dataDir: string;
+  after(async () => {
+    for (const p of processes) {
+      p.child.kill('SIGTERM');
+      await p.exited;
+    }
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("a change made through one API process is in the other's next search", async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'flowsvc-memroles-'));
+    const id = randomBytes(4).toString('hex');
+    const env = {
+      DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', RATE_LIMIT_AUTH_PER_MINUTE: '1000',
+      MONGODB_URL: process.env.MONGODB_URL!, MONGODB_DB: `memroles_${id}`,
+      KAFKA_BROKERS: process.env.KAFKA_BROKERS!, KAFKA_TOPIC_PREFIX: `memroles-${id}`,
+      JWT_SECRET: `memory-roles-secret-${id}-0123456789abcdef`,
+    };
+    const [a, b, projector] = await Promise.all((['api', 'api', 'projector'] as const).map((role) => startServiceProcess(env, ['--role', role])));
+    processes.push(a, b, projector);
+    const user = await registerUser(a.baseUrl);
+    const op = (p: ServiceProcess, body: unknown) => call(p.baseUrl, 'POST', '/db/memory', body, user.auth);
+    const search = async (p: ServiceProcess) => (await op(p, { operation: 'search', scope: { userId: 'ivy' }, query: 'Ivy city' })).body.results.map((r: { text: string }) => r.text);
+
+    const saved = await op(a, { operation: 'save', scope: { userId: 'ivy' }, text: 'Ivy lives in the city of Porto' });
+    expect(saved.status, saved.text).to.equal(200);
+    expect(saved.headers.get('x-read-model')).to.equal('current');
+    expect(await search(b)).to.deep.equal(['Ivy lives in the city of Porto']);
+    expect(await search(a)).to.deep.equal(['Ivy lives in the city of Porto']);
+
+    const updated = await op(a, { operation: 'update', memoryId: saved.body.memory.id, text: 'Ivy moved to the city of Braga' });
+    expect(updated.status, updated.text).to.equal(200);
+    expect(await search(b), 'b reloads its index after a change made through a').to.deep.equal(['Ivy moved to the city of Braga']);
+
+    const second = await op(b, { operation: 'save', scope: { userId: 'ivy' }, text: 'Ivy works in the old city centre' });
+    expect((await search(a)).length).to.equal(2);
+    expect((await op(b, { operation: 'delete', memoryId: second.body.memory.id })).status).to.equal(200);
+    expect(await search(a)).to.deep.equal(['Ivy moved to the city of Braga']);
+  });
+});
