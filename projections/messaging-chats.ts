@@ -80,6 +80,10 @@ export async function projectChatsAndMessages(recorded: RecordedEvent, event: Me
     case 'MessageReceived': {
       const m = event.data.message;
       const sent = event.type === 'MessageSent';
+      // The chat first, then the message: whoever sees the message (a reader polling for it) sees
+      // its chat updated too. Both writes are replay-safe (chat by version, message by id).
+      const group = m.groupId ? await store.collection<GroupView>(GROUPS).findOne({ _id: keyOf(sessionId, m.groupId) }) : null;
+      await touchChat(store, sessionId, recorded.revision, m, sent ? 0 : 1, group?.name ?? null);
       await messages.replaceOne(
         { _id: keyOf(sessionId, m.id) },
         {
@@ -101,8 +105,6 @@ export async function projectChatsAndMessages(recorded: RecordedEvent, event: Me
         },
         { upsert: true },
       );
-      const group = m.groupId ? await store.collection<GroupView>(GROUPS).findOne({ _id: keyOf(sessionId, m.groupId) }) : null;
-      await touchChat(store, sessionId, recorded.revision, m, sent ? 0 : 1, group?.name ?? null);
       return;
     }
     case 'MessageAckChanged':

@@ -1,6 +1,7 @@
 import { overdueDeliveries } from '../../projections/webhooks.js';
 import type { Services } from '../services.js';
 import { attemptDelivery } from './deliverer.js';
+import { PendingDeliveriesFromLog } from './pending-from-log.js';
 import { DeliveryScheduler } from './scheduler.js';
 
 /** Deliveries looked at per sweep; the rest wait for the next one. */
@@ -27,6 +28,19 @@ export function createWebhooksRuntime(getServices: () => Services): WebhooksRunt
   let sweepTimer: NodeJS.Timeout | null = null;
   let sweeping: Promise<number> | null = null;
   let closed = false;
+  let fromLog: PendingDeliveriesFromLog | null = null;
+
+  /**
+   * Where the sweep learns what is pending: the delivery read model when this process can read a
+   * projected one (it projects, or the read store is MongoDB, projected by the projector role);
+   * otherwise (a worker on the in-memory read store, which nobody projects here) the event log.
+   */
+  async function overdue(services: Services, dueBefore: Date) {
+    if (services.projections.mode === 'local' || services.config.MONGODB_URL) return overdueDeliveries(services.readStore, dueBefore, SWEEP_LIMIT);
+    fromLog ??= new PendingDeliveriesFromLog(services.eventStore);
+    await fromLog.refresh();
+    return fromLog.overdue(dueBefore, SWEEP_LIMIT);
+  }
 
   const wheel = (): DeliveryScheduler => {
     if (!scheduler) {
@@ -47,9 +61,9 @@ export function createWebhooksRuntime(getServices: () => Services): WebhooksRunt
   async function sweepOnce(): Promise<number> {
     const services = getServices();
     const dueBefore = new Date(services.now().getTime() - services.config.WEBHOOK_RECOVERY_GRACE_MS);
-    const overdue = await overdueDeliveries(services.readStore, dueBefore, SWEEP_LIMIT);
+    const due = await overdue(services, dueBefore);
     let armed = 0;
-    for (const doc of overdue) {
+    for (const doc of due) {
       if (closed || wheel().holds(doc._id)) continue;
       wheel().schedule(doc._id, 0);
       armed++;

@@ -115,6 +115,8 @@ for (const mode of availableModes()) {
         const anonymous = await call(service.baseUrl, 'POST', `/messaging/sessions/${s.id}/webhook`, body);
         expect(anonymous.status).to.equal(401);
         expect(anonymous.body.success).to.equal(false);
+        // Credentials are judged before the body: an anonymous caller learns nothing about it.
+        expect((await call(service.baseUrl, 'POST', `/messaging/sessions/${s.id}/webhook`, { url: 'nope' })).status).to.equal(401);
         const unknown = await as('POST', '/messaging/sessions/no-such-session/webhook', body);
         expect(unknown.status).to.equal(404);
         expect(unknown.body.error.code).to.equal('MESSAGING_SESSION_NOT_FOUND');
@@ -205,6 +207,25 @@ for (const mode of availableModes()) {
           expect(wait, `wait after attempt ${n}`).to.be.within(planned * (1 - JITTER) - 2, planned * (1 + JITTER) + 300);
         }
         expect(delivery.attempts[1].durationMs).to.be.within(TIMEOUT_MS - 10, TIMEOUT_MS + 300);
+      });
+
+      it('after the last attempt (WEBHOOK_MAX_ATTEMPTS) the delivery is failed and counted against the webhook', async () => {
+        const secret = 'always-500';
+        const r = await receiver(secret, () => ({ status: 500 }));
+        const [sender, target] = [await session(), await session()];
+        await configure(target.id, r.url, secret, ['message']);
+        await send(sender.id, target.address, 'never accepted');
+        const [delivery] = await settled(target.id, 1);
+        expect(delivery.status).to.equal('failed');
+        expect(delivery.attempts.map((a) => a.outcome)).to.deep.equal(['retry', 'retry', 'retry', 'retry', 'failed']);
+        expect(delivery.nextAttemptAt).to.equal(null);
+        expect(r.received.filter((d) => d.webhookId === delivery.webhookId)).to.have.length(5);
+        const hook = await waitUntil('the failure to be counted', async () => {
+          const res = await as('GET', `/messaging/sessions/${target.id}/webhook`);
+          return res.body.webhook?.consecutiveFailures === 1 ? res.body.webhook : null;
+        });
+        // One failed delivery is below WEBHOOK_FAILURE_THRESHOLD (3 here): still active.
+        expect(hook.isActive).to.equal(true);
       });
 
       it('honours Retry-After on 429', async () => {

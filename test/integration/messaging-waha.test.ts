@@ -6,6 +6,8 @@ import { registerUser, type RegisteredUser } from '../support/identity.js';
 import { messagingClient } from '../support/messaging-client.js';
 import { availableModes, startTestService, waitUntil, type TestService } from '../support/test-service.js';
 import { expectError } from '../api/orgs-support.js';
+import { call } from '../support/http.js';
+import { startWebhookReceiver } from '../support/webhook-receiver.js';
 
 const HMAC_KEY = `hmac-${randomBytes(16).toString('hex')}`;
 
@@ -23,11 +25,14 @@ for (const mode of availableModes()) {
         MESSAGING_WAHA_URL: waha.url,
         MESSAGING_WAHA_API_KEY: waha.apiKey,
         MESSAGING_WAHA_WEBHOOK_HMAC_KEY: HMAC_KEY,
+        ALLOW_PRIVATE_NETWORK: 'true',
       });
       owner = await registerUser(svc.baseUrl);
       client = messagingClient(svc.baseUrl, owner.auth);
     });
+    const receivers: Array<{ close(): Promise<void> }> = [];
     after(async () => {
+      for (const r of receivers) await r.close();
       await waha?.close();
       await svc?.stop();
     });
@@ -57,6 +62,12 @@ for (const mode of availableModes()) {
       // Sending before the phone is paired: 409 with a clear code.
       const early = await client.api('POST', `/messaging/sessions/${session.id}/messages`, { chatId: '15551234567@c.us', text: 'too early' });
       expectError(early, 409, 'MESSAGING_SESSION_NOT_WORKING');
+      // The user's webhook hears the pairing as `session.status` (signed, verified by the receiver).
+      const secret = `status-${randomBytes(6).toString('hex')}`;
+      const receiver = await startWebhookReceiver(secret);
+      receivers.push(receiver);
+      const hook = await call(svc.baseUrl, 'POST', `/messaging/sessions/${session.id}/webhook`, { url: receiver.url, events: ['session.status'], secret }, owner.auth);
+      expect(hook.status, hook.text).to.equal(200);
 
       expect(await waha.scan(session.id)).to.equal(200);
       const working = await waitUntil('WORKING', async () => {
@@ -69,6 +80,12 @@ for (const mode of availableModes()) {
         .filter((e) => e.type === 'MessagingSessionStatusChanged')
         .map((e) => (e.data as { status: string }).status);
       expect(statuses).to.deep.equal(['STARTING', 'SCAN_QR_CODE', 'WORKING']);
+      const heard = await receiver.waitFor('session.status WORKING', () => [...receiver.accepted().values()].find((d) => d.payload?.type === 'session.status' && d.payload.data.status === 'WORKING'));
+      expect(heard.verified).to.equal(true);
+      expect(heard.payload!.session).to.equal(session.id);
+      expect(heard.payload!.data).to.deep.include({ status: 'WORKING', previous: 'SCAN_QR_CODE', me: fake.me });
+      // Only what happened after the configuration, once each.
+      expect(receiver.received.every((d) => d.payload?.type === 'session.status' && d.payload.data.status === 'WORKING')).to.equal(true);
     });
 
     it('sends text through POST /api/sendText with X-Api-Key; the ack comes back by webhook (PENDING → SERVER)', async () => {
@@ -91,7 +108,9 @@ for (const mode of availableModes()) {
       expect((received.data as any).message).to.include({ id, chatId: '15559876543@c.us', from: '15559876543@c.us', text: 'hi there', fromMe: false });
       const message = await client.waitForMessage(session.id, '15559876543@c.us', id);
       expect(message).to.include({ text: 'hi there', read: false });
-      expect((await client.chats(session.id)).items[0]).to.include({ id: '15559876543@c.us', unreadCount: 1 });
+      // The chat is a second document of the same projection: it may land a moment after the message.
+      const chat = await waitUntil('the chat', async () => (await client.chats(session.id)).items[0]);
+      expect(chat).to.include({ id: '15559876543@c.us', unreadCount: 1 });
 
       const read = await client.api('POST', `/messaging/sessions/${session.id}/chats/15559876543@c.us/read`, { all: true });
       expect(read.status, read.text).to.equal(200);
