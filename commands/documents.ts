@@ -10,7 +10,8 @@ import { UnsupportedError } from '../infra/read-store/guards.js';
 // Pure functions (no I/O): the same MongoDB update semantics the read stores use.
 import { UpdateError, applyUpdate, deepCopy, validateUpdate } from '../infra/read-store/update-operators.js';
 import { ConflictError, handleCommand, loadState, type CommandContext } from './handle.js';
-import { claimReservation, releaseReservation } from './reservations.js';
+import { reservationDecider } from '../domain/reservations/index.js';
+import { claimReservation, releaseReservation, reservationStreamId } from './reservations.js';
 
 /** Collections follow flows' tenancy: personal ones are the owner's, organization ones the workspace's. */
 export function collectionScopeOf(principal: Principal): CollectionScope {
@@ -35,13 +36,18 @@ export interface CreateCollectionInput {
 
 export async function createCollection(store: EventStore, context: CommandContext, scope: CollectionScope, input: CreateCollectionInput) {
   const owner = { ownerId: scope.userId, orgId: scope.orgId, workspaceId: scope.workspaceId };
-  try {
-    await claimReservation(store, context, NAME_SCOPE, nameKey(owner, input.name), input.collectionId);
-  } catch (err) {
-    if (err instanceof DomainError && err.code === 'ALREADY_TAKEN') {
+  const key = nameKey(owner, input.name);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await claimReservation(store, context, NAME_SCOPE, key, input.collectionId);
+      break;
+    } catch (err) {
+      if (!(err instanceof DomainError && err.code === 'ALREADY_TAKEN')) throw err;
+      // A process that died between CollectionDeleted and the release left the name taken by a
+      // deleted collection: release it for that collection (idempotent) and claim again, once.
+      if (attempt === 1 && (await releaseIfHolderDeleted(store, context, key))) continue;
       throw new DomainError('COLLECTION_NAME_TAKEN', `a collection named "${input.name}" already exists`, 409, { field: 'body.name' });
     }
-    throw err;
   }
   return handleCommand(store, {
     streamId: collectionStreamId(input.collectionId),
@@ -51,7 +57,19 @@ export async function createCollection(store: EventStore, context: CommandContex
   });
 }
 
-/** Deletes the collection (its events stay in the log) and frees its name. */
+/** True when the name's reservation was held by a collection that is deleted, and is now released. */
+async function releaseIfHolderDeleted(store: EventStore, context: CommandContext, key: string): Promise<boolean> {
+  const { state } = await loadState(store, reservationStreamId(NAME_SCOPE, key), reservationDecider);
+  if (state.ownerId === null) return true; // released meanwhile: claim again
+  // A deleted collection's last event is CollectionDeleted (the decider refuses anything after it).
+  const [last] = await store.readStream(collectionStreamId(state.ownerId), { direction: 'backwards', maxCount: 1 });
+  if (last?.type !== 'CollectionDeleted') return false;
+  await releaseReservation(store, context, NAME_SCOPE, key, state.ownerId);
+  return true;
+}
+
+/** Deletes the collection (its events stay in the log) and frees its name (or the next create
+ * with that name does, should the process stop between the two: see releaseIfHolderDeleted). */
 export async function deleteCollection(store: EventStore, context: CommandContext, scope: CollectionScope, collectionId: string) {
   const result = await handleCommand(store, {
     streamId: collectionStreamId(collectionId),

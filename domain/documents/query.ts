@@ -206,14 +206,42 @@ function checkRegex(pattern: unknown, options: unknown, limits: QueryLimits, at:
   if (typeof pattern !== 'string') throw fail('INVALID_FILTER', at, '$regex takes a string');
   if (pattern.length > limits.maxRegexLength) throw fail('INVALID_FILTER', at, `$regex is at most ${limits.maxRegexLength} characters`);
   if (options !== undefined && (typeof options !== 'string' || !/^[ims]{0,3}$/.test(options))) throw fail('INVALID_FILTER', `${at.replace(/\$regex$/, '$options')}`, '$options takes the flags i, m and s');
-  if (/\(\?[=!<]|\\[1-9]|\\k</.test(pattern)) throw fail('UNSUPPORTED_OPERATOR', at, 'lookaround, backreferences and named groups are not supported');
-  if (/\((?:[^()\\]|\\.)*[+*}](?:[^()\\]|\\.)*\)[+*{]/.test(pattern)) throw fail('UNSUPPORTED_OPERATOR', at, 'a repeated group containing a repetition (such as "(a+)+") is not allowed');
+  const problem = regexProblem(pattern);
+  if (problem !== null) throw fail('UNSUPPORTED_OPERATOR', at, problem);
   try {
     new RegExp(pattern, typeof options === 'string' ? options : '');
   } catch (err) {
     throw fail('INVALID_FILTER', at, `not a valid regular expression: ${(err as Error).message}`);
   }
   return pattern;
+}
+
+/**
+ * Why a pattern is refused, or null: lookaround, backreferences and named groups (engines
+ * disagree), or a repeated group holding a repetition at any depth (`(a+)+`, `((a*)b)*`,
+ * `(?:x+){2}`): the shape of exponential backtracking that nothing could interrupt. Shared with
+ * JSON Schema `pattern`s, which the decider runs on every write.
+ */
+export function regexProblem(pattern: string): string | null {
+  if (/\(\?[=!<]|\\[1-9]|\\k</.test(pattern)) return 'lookaround, backreferences and named groups are not supported';
+  const groups: boolean[] = [false]; // per open group: does it hold a repetition?
+  const quantifierAt = (i: number) => pattern[i] === '*' || pattern[i] === '+' || (pattern[i] === '{' && /^\{\d+(,\d*)?\}/.test(pattern.slice(i)));
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '\\') { i++; continue; }
+    if (c === '[') { // a character class: skip to its end
+      for (i++; i < pattern.length && pattern[i] !== ']'; i++) if (pattern[i] === '\\') i++;
+      continue;
+    }
+    if (c === '(') groups.push(false);
+    else if (c === ')' && groups.length > 1) {
+      const inner = groups.pop()!;
+      const repeated = quantifierAt(i + 1);
+      if (repeated && inner) return 'a repeated group containing a repetition (such as "(a+)+") is not allowed';
+      groups[groups.length - 1] ||= inner || repeated;
+    } else if (quantifierAt(i)) groups[groups.length - 1] = true;
+  }
+  return null;
 }
 
 /** `{field: 1 | -1}` onto stored paths; at most `maxKeys` keys. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DomainError } from '../shared/decider.js';
+import { regexProblem } from './query.js';
 
 /**
  * Optional JSON Schema per collection, enforced on every write by the decider. Compiled by zod 4's
@@ -28,6 +29,7 @@ export function checkSchema(schema: unknown): string {
   if (type !== undefined && type !== 'object') {
     throw new DomainError('INVALID_SCHEMA', 'schema.type must be "object": documents are objects', 400, { field: 'body.schema.type' });
   }
+  checkPatterns(schema, 'body.schema');
   const text = JSON.stringify(schema);
   try {
     compile(text);
@@ -35,6 +37,34 @@ export function checkSchema(schema: unknown): string {
     throw new DomainError('INVALID_SCHEMA', `schema cannot be used: ${(err as Error).message}`, 400, { field: 'body.schema' });
   }
   return text;
+}
+
+const MAX_PATTERN_LENGTH = 1024;
+
+/**
+ * `pattern` and `patternProperties` run in this process on every write, where a regex cannot be
+ * interrupted: they pass the same screen as search regexes (no nested repetition, no lookaround or
+ * backreference), so a schema cannot make a write backtrack exponentially.
+ */
+function checkPatterns(node: unknown, at: string): void {
+  if (Array.isArray(node)) {
+    node.forEach((item, i) => checkPatterns(item, `${at}.${i}`));
+    return;
+  }
+  if (node === null || typeof node !== 'object') return;
+  for (const [key, value] of Object.entries(node)) {
+    const here = `${at}.${key}`;
+    if (key === 'pattern' && typeof value === 'string') screenPattern(value, here);
+    if (key === 'patternProperties' && value !== null && typeof value === 'object') {
+      for (const p of Object.keys(value)) screenPattern(p, `${here}.${p}`);
+    }
+    checkPatterns(value, here);
+  }
+}
+
+function screenPattern(pattern: string, at: string): void {
+  const problem = pattern.length > MAX_PATTERN_LENGTH ? `a pattern is at most ${MAX_PATTERN_LENGTH} characters` : regexProblem(pattern);
+  if (problem !== null) throw new DomainError('INVALID_SCHEMA', `${at}: ${problem}`, 400, { field: at, path: at });
 }
 
 /** Throws SCHEMA_VIOLATION (400) naming the first failing path (`document.address.zip`). */

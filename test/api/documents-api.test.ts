@@ -54,7 +54,10 @@ for (const mode of availableModes()) {
       expect(one.body.collection.documentCount).to.equal(1);
       expect(one.body.collection.sizeBytes).to.equal(JSON.stringify({ name: 'Ada' }).length);
       const all = await api('GET', '/db/collections?limit=100');
-      expect(all.body.items.map((i: { name: string }) => i.name)).to.include('people');
+      const listed = all.body.items.find((i: { name: string }) => i.name === 'people');
+      expect(listed).to.include({ name: 'people', documentCount: 1, sizeBytes: JSON.stringify({ name: 'Ada' }).length });
+      expect(Date.parse(listed.createdAt)).to.be.a('number').and.not.NaN;
+      expect(Date.parse(listed.updatedAt)).to.be.at.least(Date.parse(listed.createdAt));
     });
 
     it('inserts documents with given or generated ids; a duplicate id is 409', async () => {
@@ -141,6 +144,11 @@ for (const mode of availableModes()) {
       expect(viaUpdate.body.error.details.path).to.equal('document.age');
       expectError(await api('PUT', '/db/collections/users/documents/u1', { document: { age: 1 } }), 400, 'SCHEMA_VIOLATION');
       expectError(await api('POST', '/db/collections', { name: 'badschema', schema: { type: 'bogus' } }), 400, 'INVALID_SCHEMA');
+      // Schema patterns run on every write in this process: catastrophic ones are refused up front.
+      const evil = await api('POST', '/db/collections', { name: 'badschema', schema: { type: 'object', properties: { a: { type: 'string', pattern: '^(a+)+$' } } } });
+      expectError(evil, 400, 'INVALID_SCHEMA');
+      expect(evil.body.error.details.path).to.equal('body.schema.properties.a.pattern');
+      expectError(await api('POST', '/db/collections', { name: 'badschema', schema: { type: 'object', patternProperties: { '^((x*)y)*$': { type: 'string' } } } }), 400, 'INVALID_SCHEMA');
     });
 
     it('searches with filter, sort, projection and cursor, on an indexed collection', async () => {
@@ -178,6 +186,7 @@ for (const mode of availableModes()) {
         [{ $text: { $search: 'x' } }, 'UNSUPPORTED_OPERATOR', 'body.filter.$text'],
         [{ a: { b: 1 } }, 'UNSUPPORTED_OPERATOR', 'body.filter.a'],
         [{ a: { $regex: '(a+)+$' } }, 'UNSUPPORTED_OPERATOR', 'body.filter.a.$regex'],
+        [{ a: { $regex: '((a+))+$' } }, 'UNSUPPORTED_OPERATOR', 'body.filter.a.$regex'],
         [{ a: { $elemMatch: { x: 1 } } }, 'UNSUPPORTED_OPERATOR', 'body.filter.a.$elemMatch'],
         [{ a: { $elemMatch: { $gte: 1, $lt: 5 } } }, 'UNSUPPORTED_OPERATOR', 'body.filter.a.$elemMatch'],
         [{ 'a.$b': 1 }, 'INVALID_FILTER', 'body.filter.a.$b'],
@@ -228,6 +237,10 @@ for (const mode of availableModes()) {
       expect(del.body.deletedDocuments).to.equal(2);
       expectError(await api('GET', '/db/collections/temp'), 404, 'COLLECTION_NOT_FOUND');
       expectError(await search('temp', {}), 404, 'COLLECTION_NOT_FOUND');
+      const names = (await api('GET', '/db/collections?limit=100')).body.items.map((i: { name: string }) => i.name);
+      expect(names).to.not.include('temp');
+      // Its documents are gone from the read store, not merely hidden.
+      expect(await svc.services.readStore.collection(`udocs_${String(del.body.id).replace(/[^A-Za-z0-9_]/g, '')}`).count({})).to.equal(0);
       const again = await created('temp');
       expect(again.id).to.not.equal(del.body.id);
       const empty = await search('temp', {});
