@@ -1,12 +1,9 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { call } from '../support/http.js';
 import { registerUser } from '../support/identity.js';
 import { everythingStdio } from '../support/mcp-servers.js';
-import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import { DistributedProcessGroup, type ServiceProcess } from '../support/service-process.js';
 import { availableModes } from '../support/test-service.js';
 
 /**
@@ -19,28 +16,15 @@ if (!distributed) console.log('SKIP MCP split roles: needs the distributed adapt
 
 (distributed ? describe : describe.skip)('MCP across split roles (api, projector, worker)', function () {
   this.timeout(150_000);
-  const processes: ServiceProcess[] = [];
-  let dataDir: string;
+  let group: DistributedProcessGroup | null = null;
   after(async () => {
-    for (const p of processes) {
-      if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGTERM');
-      await p.exited;
-    }
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    await group?.stop();
   });
 
   it('the API serves calls on connections held by the worker; a replaced worker reconnects lazily', async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'flowsvc-mcp-roles-'));
-    const id = randomBytes(4).toString('hex');
-    const env = {
-      DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn',
-      MONGODB_URL: process.env.MONGODB_URL!, MONGODB_DB: `mcproles_${id}`,
-      KAFKA_BROKERS: process.env.KAFKA_BROKERS!, KAFKA_TOPIC_PREFIX: `mcproles-${id}`,
-      JWT_SECRET: `mcp-split-roles-secret-${id}-0123456789abcdef`, ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-      RATE_LIMIT_AUTH_PER_MINUTE: '1000', MCP_STDIO_ALLOWLIST: `node,${process.execPath}`, MCP_PING_INTERVAL_MS: '1000',
-    };
-    const [api, projector, worker] = await Promise.all((['api', 'projector', 'worker'] as const).map((role) => startServiceProcess(env, ['--role', role])));
-    processes.push(api, projector, worker);
+    group = new DistributedProcessGroup('mcproles');
+    const env = group.env({ ENCRYPTION_KEY: randomBytes(32).toString('hex'), MCP_STDIO_ALLOWLIST: `node,${process.execPath}`, MCP_PING_INTERVAL_MS: '1000' });
+    const [api, projector, worker] = await group.start(env, ['api', 'projector', 'worker']);
     const user = await registerUser(api.baseUrl);
     const as = (method: string, path: string, body?: unknown) => call(api.baseUrl, method, path, body, user.auth);
 
@@ -56,8 +40,7 @@ if (!distributed) console.log('SKIP MCP split roles: needs the distributed adapt
 
     worker.child.kill('SIGKILL');
     await worker.exited;
-    const replacement = await startServiceProcess(env, ['--role', 'worker']);
-    processes.push(replacement);
+    await group.start(env, ['worker']); // the replacement worker
     const again = await as('POST', `/mcp/servers/${serverId}/tools/call`, { name: 'get-sum', arguments: { a: 20, b: 22 } });
     expect(again.status, again.text).to.equal(200);
     expect(again.body.result.text).to.include('42');

@@ -1,11 +1,7 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { call } from '../support/http.js';
 import { registerUser } from '../support/identity.js';
-import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import { DistributedProcessGroup, type ServiceProcess } from '../support/service-process.js';
 import { availableModes } from '../support/test-service.js';
 
 /**
@@ -18,27 +14,15 @@ if (!distributed) console.log('SKIP memory split roles: needs the distributed ad
 
 (distributed ? describe : describe.skip)('memory search across processes (api, api, projector)', function () {
   this.timeout(120_000);
-  const processes: ServiceProcess[] = [];
-  let dataDir: string;
+  let group: DistributedProcessGroup | null = null;
   after(async () => {
-    for (const p of processes) {
-      p.child.kill('SIGTERM');
-      await p.exited;
-    }
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    await group?.stop();
   });
 
   it("a change made through one API process is in the other's next search", async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'flowsvc-memroles-'));
-    const id = randomBytes(4).toString('hex');
-    const env = {
-      DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', RATE_LIMIT_AUTH_PER_MINUTE: '1000',
-      MONGODB_URL: process.env.MONGODB_URL!, MONGODB_DB: `memroles_${id}`,
-      KAFKA_BROKERS: process.env.KAFKA_BROKERS!, KAFKA_TOPIC_PREFIX: `memroles-${id}`,
-      JWT_SECRET: `memory-roles-secret-${id}-0123456789abcdef`,
-    };
-    const [a, b, projector] = await Promise.all((['api', 'api', 'projector'] as const).map((role) => startServiceProcess(env, ['--role', role])));
-    processes.push(a, b, projector);
+    group = new DistributedProcessGroup('memroles');
+    const env = group.env({});
+    const [a, b, projector] = await group.start(env, ['api', 'api', 'projector']);
     const user = await registerUser(a.baseUrl);
     const op = (p: ServiceProcess, body: unknown) => call(p.baseUrl, 'POST', '/db/memory', body, user.auth);
     const search = async (p: ServiceProcess) => (await op(p, { operation: 'search', scope: { userId: 'ivy' }, query: 'Ivy city' })).body.results.map((r: { text: string }) => r.text);

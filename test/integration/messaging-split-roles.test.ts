@@ -1,11 +1,7 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { registerUser } from '../support/identity.js';
 import { messagingClient } from '../support/messaging-client.js';
-import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import { DistributedProcessGroup, type ServiceProcess } from '../support/service-process.js';
 import { availableModes } from '../support/test-service.js';
 
 /**
@@ -18,27 +14,15 @@ if (!distributed) console.log('SKIP messaging split roles: needs the distributed
 
 (distributed ? describe : describe.skip)('messaging embedded network across split roles (api, projector, worker)', function () {
   this.timeout(120_000);
-  const processes: ServiceProcess[] = [];
-  let dataDir: string;
+  let group: DistributedProcessGroup | null = null;
   after(async () => {
-    for (const p of processes) {
-      p.child.kill('SIGTERM');
-      await p.exited;
-    }
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    await group?.stop();
   });
 
   it('delivers, acknowledges and sends read receipts between sessions through the worker process', async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'flowsvc-msg-roles-'));
-    const id = randomBytes(4).toString('hex');
-    const env = {
-      DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn',
-      MONGODB_URL: process.env.MONGODB_URL!, MONGODB_DB: `msgroles_${id}`,
-      KAFKA_BROKERS: process.env.KAFKA_BROKERS!, KAFKA_TOPIC_PREFIX: `msgroles-${id}`,
-      JWT_SECRET: `messaging-roles-secret-${id}-0123456789abcdef`, RATE_LIMIT_AUTH_PER_MINUTE: '1000',
-    };
-    const started = await Promise.all((['api', 'projector', 'worker'] as const).map((role) => startServiceProcess(env, ['--role', role])));
-    processes.push(...started);
+    group = new DistributedProcessGroup('msgroles');
+    const env = group.env({});
+    const started = await group.start(env, ['api', 'projector', 'worker']);
     const [api] = started;
     const user = await registerUser(api.baseUrl);
     const client = messagingClient(api.baseUrl, user.auth);

@@ -1,11 +1,7 @@
 import { expect } from 'chai';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { call } from '../support/http.js';
 import { registerUser } from '../support/identity.js';
-import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import { DistributedProcessGroup, type ServiceProcess } from '../support/service-process.js';
 import { availableModes, waitUntil } from '../support/test-service.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -19,29 +15,18 @@ if (!distributed) console.log('SKIP webhooks across split roles: needs the distr
 
 (distributed ? describe : describe.skip)('messaging webhooks across split roles (api, projector, worker)', function () {
   this.timeout(120_000);
-  const processes: ServiceProcess[] = [];
-  let dataDir: string;
+  let group: DistributedProcessGroup | null = null;
   let receiver: WebhookReceiver | null = null;
   after(async () => {
-    for (const p of processes) {
-      p.child.kill('SIGTERM');
-      await p.exited;
-    }
+    await group?.stop();
     await receiver?.close();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('delivers from the worker process and redelivers on a request made to the api process', async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'flowsvc-webhooks-roles-'));
-    const id = randomBytes(4).toString('hex');
-    const env = {
-      DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', RATE_LIMIT_AUTH_PER_MINUTE: '1000', ALLOW_PRIVATE_NETWORK: 'true',
-      MONGODB_URL: process.env.MONGODB_URL!, MONGODB_DB: `webhooks_roles_${id}`,
-      KAFKA_BROKERS: process.env.KAFKA_BROKERS!, KAFKA_TOPIC_PREFIX: `webhooks-roles-${id}`,
-      JWT_SECRET: `webhooks-roles-secret-${id}-0123456789abcdef`,
-    };
-    const [api, projector, worker] = await Promise.all((['api', 'projector', 'worker'] as const).map((role) => startServiceProcess(env, ['--role', role])));
-    processes.push(api, projector, worker);
+    group = new DistributedProcessGroup('webhooks_roles');
+    const id = group.id;
+    const env = group.env({ ALLOW_PRIVATE_NETWORK: 'true' });
+    const [api, projector, worker] = await group.start(env, ['api', 'projector', 'worker']);
 
     const secret = `roles-${id}`;
     let accept = false;

@@ -1,11 +1,7 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { call } from '../support/http.js';
 import { registerUser } from '../support/identity.js';
-import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import { DistributedProcessGroup, type ServiceProcess } from '../support/service-process.js';
 import { availableModes, waitUntil } from '../support/test-service.js';
 
 /**
@@ -18,29 +14,16 @@ if (!distributed) console.log('SKIP split roles: needs the distributed adapters 
 
 (distributed ? describe : describe.skip)('split roles (api, projector, worker)', function () {
   this.timeout(120_000);
-  const processes: ServiceProcess[] = [];
-  let dataDir: string;
+  let group: DistributedProcessGroup | null = null;
   after(async () => {
-    for (const p of processes) {
-      p.child.kill('SIGTERM');
-      await p.exited;
-    }
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    await group?.stop();
   });
 
   it('serves read-your-writes from another process and reacts through Kafka', async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'flowsvc-roles-'));
-    const id = randomBytes(4).toString('hex');
-    const env = {
-      DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn',
-      MONGODB_URL: process.env.MONGODB_URL!, MONGODB_DB: `roles_${id}`,
-      KAFKA_BROKERS: process.env.KAFKA_BROKERS!, KAFKA_TOPIC_PREFIX: `roles-${id}`,
-      ADMIN_EMAILS: `operator-${id}@example.test`, JWT_SECRET: `split-roles-secret-${id}-0123456789abcdef`,
-    };
-    const [api, projector, worker] = await Promise.all(
-      (['api', 'projector', 'worker'] as const).map((role) => startServiceProcess(env, ['--role', role])),
-    );
-    processes.push(api, projector, worker);
+    group = new DistributedProcessGroup('roles');
+    const id = group.id;
+    const env = group.env({ ADMIN_EMAILS: `operator-${group.id}@example.test` });
+    const [api, projector, worker] = await group.start(env, ['api', 'projector', 'worker']);
     for (const [p, role] of [[api, 'api'], [projector, 'projector'], [worker, 'worker']] as const) {
       expect((await call(p.baseUrl, 'GET', '/health')).body.role).to.equal(role);
     }

@@ -1,4 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 
@@ -56,4 +59,42 @@ export async function runServiceExpectingExit(env: Record<string, string>, args:
   child.stderr!.on('data', (chunk) => (err += chunk));
   const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
   return { code, stderr: err };
+}
+
+/**
+ * The processes of one multi-process test on the distributed adapters: a shared data dir, a fresh
+ * MongoDB database and Kafka topic prefix, one JWT secret (so a token from one process is valid in
+ * the others), and one teardown.
+ */
+export class DistributedProcessGroup {
+  readonly id = randomBytes(4).toString('hex');
+  readonly dataDir = mkdtempSync(join(tmpdir(), 'flowsvc-group-'));
+  readonly processes: ServiceProcess[] = [];
+
+  constructor(private readonly label: string) {}
+
+  env(extra: Record<string, string> = {}): Record<string, string> {
+    return {
+      DATA_DIR: this.dataDir, PORT: '0', LOG_LEVEL: 'warn', RATE_LIMIT_AUTH_PER_MINUTE: '1000',
+      MONGODB_URL: process.env.MONGODB_URL!, MONGODB_DB: `${this.label}_${this.id}`,
+      KAFKA_BROKERS: process.env.KAFKA_BROKERS!, KAFKA_TOPIC_PREFIX: `${this.label}-${this.id}`,
+      JWT_SECRET: `${this.label}-secret-${this.id}-0123456789abcdef`,
+      ...extra,
+    };
+  }
+
+  /** One process per role, started together with the same environment. */
+  async start(env: Record<string, string>, roles: Array<'api' | 'projector' | 'worker' | 'all'>): Promise<ServiceProcess[]> {
+    const started = await Promise.all(roles.map((role) => startServiceProcess(env, ['--role', role])));
+    this.processes.push(...started);
+    return started;
+  }
+
+  async stop(): Promise<void> {
+    for (const p of this.processes) {
+      if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGTERM');
+      await p.exited;
+    }
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
 }
