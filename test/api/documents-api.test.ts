@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { call } from '../support/http.js';
-import { registerUser, type RegisteredUser } from '../support/identity.js';
+import { registerUser, viewOnlyKey, type RegisteredUser } from '../support/identity.js';
 import { availableModes, startTestService, type TestService } from '../support/test-service.js';
 import { addMember, bearer, createOrg, expectError } from './orgs-support.js';
 
@@ -15,9 +15,7 @@ for (const mode of availableModes()) {
       svc = await startTestService(mode, { RATE_LIMIT_AUTH_PER_MINUTE: '1000', DOCUMENTS_MAX_DOCUMENT_BYTES: '2048' });
       owner = await registerUser(svc.baseUrl);
       other = await registerUser(svc.baseUrl);
-      const key = await call(svc.baseUrl, 'POST', '/api-keys', { name: 'read only', scopes: ['view_resources'] }, owner.auth);
-      expect(key.status, key.text).to.equal(201);
-      viewOnly = { Authorization: `Bearer ${key.body.key}` };
+      viewOnly = await viewOnlyKey(svc.baseUrl, owner);
     });
     after(async () => svc?.stop());
 

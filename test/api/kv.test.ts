@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:net';
 import { call } from '../support/http.js';
-import { registerUser, type RegisteredUser } from '../support/identity.js';
+import { registerUser, viewOnlyKey, type RegisteredUser } from '../support/identity.js';
 import { availableModes, startTestService, type TestService } from '../support/test-service.js';
 
 /**
@@ -34,9 +34,7 @@ for (const mode of availableModes()) {
       }
       svc = await startTestService(mode, { RATE_LIMIT_AUTH_PER_MINUTE: '1000', ALLOW_PRIVATE_NETWORK: 'true', MCP_STDIO_ALLOWLIST: process.execPath, KV_VALIDATE_TIMEOUT_MS: '3000' });
       owner = await registerUser(svc.baseUrl);
-      const key = await call(svc.baseUrl, 'POST', '/api-keys', { name: 'read only', scopes: ['view_resources'] }, owner.auth);
-      expect(key.status, key.text).to.equal(201);
-      viewOnly = { Authorization: `Bearer ${key.body.key}` };
+      viewOnly = await viewOnlyKey(svc.baseUrl, owner);
     });
     after(async () => svc?.stop());
 

@@ -86,3 +86,10 @@ export function mailsTo(dataDir: string, to: string): Array<{ at: string; to: st
     .map((line) => JSON.parse(line))
     .filter((mail) => mail.to === to);
 }
+
+/** Headers carrying a new API key of `user` limited to `view_resources` (for 403 checks on writes). */
+export async function viewOnlyKey(baseUrl: string, user: RegisteredUser): Promise<Record<string, string>> {
+  const key = await call(baseUrl, 'POST', '/api-keys', { name: 'read only', scopes: ['view_resources'] }, user.auth);
+  if (key.status !== 201) throw new Error(`creating a view-only API key failed: ${key.status} ${key.text}`);
+  return { Authorization: `Bearer ${key.body.key}` };
+}
