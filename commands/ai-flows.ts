@@ -53,7 +53,7 @@ const offlineCannotDesign = () =>
   new DomainError(
     'OFFLINE_PROVIDER_CANNOT_DESIGN',
     'the offline provider only echoes its prompt (it exists for tests, demos and dry runs) and cannot design flows: name a configured provider (openai, anthropic, google, openai_compatible) or leave provider out to use the first configured one',
-    400,
+    'invalid',
     { fields: [{ field: 'body.provider', message: 'the offline provider cannot design flows' }] },
   );
 
@@ -66,7 +66,7 @@ export async function chooseDesigner(services: Services, caller: LlmCaller, requ
     provider = LLM_PROVIDER_IDS.find((id) => id !== 'offline' && credentials.byProvider[id]);
     if (!provider) {
       const where = caller.orgId ? "the organization's LLM credentials (PUT /api/orgs/{orgId}/llm-credentials) or the service's environment" : "the service's environment";
-      throw new DomainError('PROVIDER_NOT_CONFIGURED', `no LLM provider is configured in ${where} (e.g. OPENAI_API_KEY); the offline provider cannot design flows`, 400, {
+      throw new DomainError('PROVIDER_NOT_CONFIGURED', `no LLM provider is configured in ${where} (e.g. OPENAI_API_KEY); the offline provider cannot design flows`, 'invalid', {
         ...(credentials.problem && { problem: credentials.problem }),
       });
     }
@@ -76,11 +76,11 @@ export async function chooseDesigner(services: Services, caller: LlmCaller, requ
   const model = requested.model ?? (preferred && models.includes(preferred) ? preferred : models[0]);
   if (!model) {
     const message = `${provider} has no default model: name one`;
-    throw new DomainError('VALIDATION_FAILED', `body.model: ${message}`, 400, { fields: [{ field: 'body.model', message }] });
+    throw new DomainError('VALIDATION_FAILED', `body.model: ${message}`, 'invalid', { fields: [{ field: 'body.model', message }] });
   }
   if (!isKnownModel(services.config, provider, model)) {
     const message = `unknown model for ${provider}; known: ${models.join(', ')} (add others with LLM_PRICES)`;
-    throw new DomainError('UNKNOWN_MODEL', message, 400, { fields: [{ field: 'body.model', message }], known: models });
+    throw new DomainError('UNKNOWN_MODEL', message, 'invalid', { fields: [{ field: 'body.model', message }], known: models });
   }
   return { provider, model };
 }
@@ -139,7 +139,7 @@ export async function generateFlow(deps: GenerationDeps, request: { description:
     if (checked.ok) return { flow: checked.flow, attempts: attempt, usage, provider: request.provider, model: request.model, spend };
     previous = { answer: result.text, problems: checked.problems };
   }
-  throw new DomainError('GENERATED_FLOW_INVALID', `the model did not produce a valid flow in ${MAX_ATTEMPTS} attempts; nothing was created`, 422, {
+  throw new DomainError('GENERATED_FLOW_INVALID', `the model did not produce a valid flow in ${MAX_ATTEMPTS} attempts; nothing was created`, 'unprocessable', {
     attempts: MAX_ATTEMPTS,
     problems: previous!.problems,
     usage,

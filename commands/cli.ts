@@ -74,7 +74,7 @@ export async function requestDeviceAuthorization(store: EventStore, context: Com
     });
     return { userCode, expiresAt, position: result.position };
   }
-  throw new DomainError('USER_CODE_UNAVAILABLE', 'could not draw an unused user code; try again', 503);
+  throw new DomainError('USER_CODE_UNAVAILABLE', 'could not draw an unused user code; try again', 'unavailable');
 }
 
 export async function decideDeviceAuthorization(store: EventStore, context: CommandContext, deviceId: string, decision: 'approve' | 'deny', userId: string) {

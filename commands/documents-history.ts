@@ -28,10 +28,10 @@ export async function documentHistory(
   const streamId = collectionStreamId(collectionId);
   const { state } = await loadState(store, streamId, collectionDecider);
   if (!state.exists || state.deleted || !isCollectionVisibleTo(state, scope)) {
-    throw new DomainError('COLLECTION_NOT_FOUND', 'collection not found', 404);
+    throw new DomainError('COLLECTION_NOT_FOUND', 'collection not found', 'not_found');
   }
   const head = state.docs.get(documentId);
-  if (!head) throw new DomainError('DOCUMENT_NOT_FOUND', `document ${documentId} not found`, 404);
+  if (!head) throw new DomainError('DOCUMENT_NOT_FOUND', `document ${documentId} not found`, 'not_found');
   const items: HistoryEntry[] = [];
   let next: number | null = before ?? head.r;
   while (next !== null && items.length < limit) {
@@ -39,7 +39,7 @@ export async function documentHistory(
     const data = event?.data as { documentId?: string; document?: JsonDocument; update?: string | null; previousRevision?: number | null; at: string } | undefined;
     const kind = event && KINDS[event.type as keyof typeof KINDS];
     // A cursor that does not land on this document's chain is not ours.
-    if (!event || !kind || data?.documentId !== documentId) throw new DomainError('INVALID_CURSOR', 'cursor does not belong to this history', 400, { field: 'query.cursor' });
+    if (!event || !kind || data?.documentId !== documentId) throw new DomainError('INVALID_CURSOR', 'cursor does not belong to this history', 'invalid', { field: 'query.cursor' });
     items.push({
       revision: event.revision,
       type: kind,

@@ -46,7 +46,7 @@ export async function createCollection(store: EventStore, context: CommandContex
       // A process that died between CollectionDeleted and the release left the name taken by a
       // deleted collection: release it for that collection (idempotent) and claim again, once.
       if (attempt === 1 && (await releaseIfHolderDeleted(store, context, key))) continue;
-      throw new DomainError('COLLECTION_NAME_TAKEN', `a collection named "${input.name}" already exists`, 409, { field: 'body.name' });
+      throw new DomainError('COLLECTION_NAME_TAKEN', `a collection named "${input.name}" already exists`, 'conflict', { field: 'body.name' });
     }
   }
   return handleCommand(store, {
@@ -114,7 +114,7 @@ export async function updateDocument(
     const basedOn = liveRevision(state, scope, documentId);
     // If-Match names the document's revision the client saw (the ETag of GET or of the last write).
     if (options.ifMatch !== undefined && options.ifMatch !== basedOn) {
-      throw new DomainError('PRECONDITION_FAILED', `document ${documentId} is at revision ${basedOn}, not ${options.ifMatch}`, 412, { expected: options.ifMatch, actual: basedOn });
+      throw new DomainError('PRECONDITION_FAILED', `document ${documentId} is at revision ${basedOn}, not ${options.ifMatch}`, 'precondition_failed', { expected: options.ifMatch, actual: basedOn });
     }
     const next = 'update' in change ? applyOperators(await documentAt(store, streamId, basedOn), documentId, change.update) : change.document;
     const bytes = checkDocument(next, limits);
@@ -127,7 +127,7 @@ export async function updateDocument(
       });
     } catch (err) {
       if (!(err instanceof DomainError && err.code === 'DOCUMENT_MOVED')) throw err;
-      if (options.ifMatch !== undefined) throw new DomainError('PRECONDITION_FAILED', `document ${documentId} changed meanwhile`, 412);
+      if (options.ifMatch !== undefined) throw new DomainError('PRECONDITION_FAILED', `document ${documentId} changed meanwhile`, 'precondition_failed');
       if (attempt >= maxAttempts) throw new ConflictError(streamId);
     }
   }
@@ -159,12 +159,12 @@ export async function documentAt(store: EventStore, streamId: string, revision: 
 function checkUpdate(update: Record<string, unknown>): void {
   const bad = Object.keys(update).find((op) => !USER_UPDATE_OPERATORS.includes(op));
   if (bad !== undefined) {
-    throw new DomainError('INVALID_UPDATE', `update operator ${bad} is not supported (use ${USER_UPDATE_OPERATORS.join(', ')})`, 400, { path: `body.update.${bad}` });
+    throw new DomainError('INVALID_UPDATE', `update operator ${bad} is not supported (use ${USER_UPDATE_OPERATORS.join(', ')})`, 'invalid', { path: `body.update.${bad}` });
   }
   try {
     validateUpdate(update as Update);
   } catch (err) {
-    if (err instanceof UpdateError || err instanceof UnsupportedError) throw new DomainError('INVALID_UPDATE', err.message, 400, { path: 'body.update' });
+    if (err instanceof UpdateError || err instanceof UnsupportedError) throw new DomainError('INVALID_UPDATE', err.message, 'invalid', { path: 'body.update' });
     throw err;
   }
 }
@@ -174,7 +174,7 @@ function applyOperators(current: JsonDocument, documentId: string, update: Recor
   try {
     applyUpdate(doc, update as Update);
   } catch (err) {
-    if (err instanceof UpdateError || err instanceof UnsupportedError) throw new DomainError('INVALID_UPDATE', err.message, 400, { path: 'body.update' });
+    if (err instanceof UpdateError || err instanceof UnsupportedError) throw new DomainError('INVALID_UPDATE', err.message, 'invalid', { path: 'body.update' });
     throw err;
   }
   const { _id, ...rest } = doc;

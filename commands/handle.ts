@@ -36,13 +36,13 @@ export interface HandleResult<S, E> {
 /** The stream moved on while we decided, more often than we were willing to retry. */
 export class ConflictError extends DomainError {
   constructor(streamId: string) {
-    super('CONCURRENCY_CONFLICT', `${streamId} was changed concurrently; try again`, 409);
+    super('CONCURRENCY_CONFLICT', `${streamId} was changed concurrently; try again`, 'conflict');
   }
 }
 
 export class PreconditionFailedError extends DomainError {
   constructor(streamId: string, expected: number, actual: number) {
-    super('PRECONDITION_FAILED', `${streamId} is at version ${actual}, not ${expected}`, 412, { expected, actual });
+    super('PRECONDITION_FAILED', `${streamId} is at version ${actual}, not ${expected}`, 'precondition_failed', { expected, actual });
   }
 }
 

@@ -10,7 +10,7 @@ import { waitForMcpOutcome } from './mcp-requests.js';
 /** How long a connect may take end to end: the handshake, the tool listing, and the bus in between. */
 export const connectWaitMs = (services: Pick<Services, 'config'>) => services.config.MCP_CONNECT_TIMEOUT_MS * 2 + 5_000;
 
-export const notFound = () => new DomainError('MCP_SERVER_NOT_FOUND', 'MCP server not found', 404);
+export const notFound = () => new DomainError('MCP_SERVER_NOT_FOUND', 'MCP server not found', 'not_found');
 
 export async function visibleServer(services: Pick<Services, 'eventStore'>, serverId: string, scope: McpScope | null): Promise<{ state: McpServerState; revision: number }> {
   const loaded = await loadMcpServer(services, serverId);

@@ -44,15 +44,15 @@ export function executeMcpCommand(services: Pick<Services, 'eventStore'>, contex
 
 /** Maps the outbound rule's refusal to the API's statuses: a refused address is forbidden, a bad URL is bad input. */
 export function outboundDomainError(err: OutboundError, field = 'body.url'): DomainError {
-  const status = err.code === 'OUTBOUND_ADDRESS_REFUSED' ? 403 : 400;
-  return new DomainError(err.code, err.message, status, { ...err.details, field });
+  const kind = err.code === 'OUTBOUND_ADDRESS_REFUSED' ? 'forbidden' : 'invalid';
+  return new DomainError(err.code, err.message, kind, { ...err.details, field });
 }
 
 /** The operator's rules for what a server may be: the stdio allowlist and the outbound rule for URLs. */
 export async function checkEndpointPolicy(services: Pick<Services, 'config'>, endpoint: PlainEndpoint): Promise<void> {
   if (endpoint.transport === 'stdio') {
     if (!isStdioCommandAllowed(endpoint.command!, services.config.MCP_STDIO_ALLOWLIST)) {
-      throw new DomainError('MCP_STDIO_NOT_ALLOWED', `the command "${endpoint.command}" is not on the operator's allowlist (MCP_STDIO_ALLOWLIST)`, 403, { field: 'body.command' });
+      throw new DomainError('MCP_STDIO_NOT_ALLOWED', `the command "${endpoint.command}" is not on the operator's allowlist (MCP_STDIO_ALLOWLIST)`, 'forbidden', { field: 'body.command' });
     }
     return;
   }
@@ -66,7 +66,7 @@ export async function checkEndpointPolicy(services: Pick<Services, 'config'>, en
 
 function validationError(issues: Array<{ path: PropertyKey[]; message: string }>): DomainError {
   const fields = issues.map((i) => ({ field: ['body', ...i.path.map(String)].join('.'), message: i.message }));
-  return new DomainError('VALIDATION_FAILED', fields.map((f) => `${f.field}: ${f.message}`).join('; '), 400, { fields });
+  return new DomainError('VALIDATION_FAILED', fields.map((f) => `${f.field}: ${f.message}`).join('; '), 'invalid', { fields });
 }
 
 /** Seals every value; a value sent back masked keeps what was stored under that key. */
@@ -132,7 +132,7 @@ export async function updateMcpServer(
   const { state } = await loadMcpServer(services, serverId);
   const scope = mcpScopeOf(principal);
   // The decider checks existence and scope again against the stream it appends to.
-  if (!state.exists || state.deleted) throw new DomainError('MCP_SERVER_NOT_FOUND', 'MCP server not found', 404);
+  if (!state.exists || state.deleted) throw new DomainError('MCP_SERVER_NOT_FOUND', 'MCP server not found', 'not_found');
   const current = state.config;
   const transportChanged = u.transport !== undefined && u.transport !== current.transport;
   // Switching transport drops the other transport's fields unless the update names them.

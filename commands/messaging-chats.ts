@@ -16,7 +16,7 @@ import { executeSessionCommand, loadSession, providerRefOf } from './messaging.j
 
 /** A provider that failed while we asked it to act for a request: 502, the cause in the message. */
 export function providerFailure(err: unknown): never {
-  if (err instanceof ProviderError) throw new DomainError(err.code, err.message, 502, err.status === null ? undefined : { providerStatus: err.status });
+  if (err instanceof ProviderError) throw new DomainError(err.code, err.message, 'upstream', err.status === null ? undefined : { providerStatus: err.status });
   throw err;
 }
 
@@ -42,11 +42,11 @@ export async function sendMessage(store: EventStore, context: CommandContext, pr
   const self = state.me?.id ?? state.address ?? '';
   const isGroup = state.provider === 'embedded' ? isEmbeddedGroupId(input.chatId) : input.chatId.endsWith('@g.us');
   if (state.provider === 'embedded') {
-    if (isGroup && !state.groups[input.chatId]) throw new DomainError('MESSAGING_CHAT_NOT_FOUND', `no group ${input.chatId} in this session`, 404, { field: 'body.chatId' });
+    if (isGroup && !state.groups[input.chatId]) throw new DomainError('MESSAGING_CHAT_NOT_FOUND', `no group ${input.chatId} in this session`, 'not_found', { field: 'body.chatId' });
     if (!isGroup && sessionIdOfAddress(input.chatId) === null) {
-      throw new DomainError('MESSAGING_INVALID_CHAT_ID', 'chatId must be an embedded address (<sessionId>@embedded) or a group id (<id>@g.embedded)', 400, { field: 'body.chatId' });
+      throw new DomainError('MESSAGING_INVALID_CHAT_ID', 'chatId must be an embedded address (<sessionId>@embedded) or a group id (<id>@g.embedded)', 'invalid', { field: 'body.chatId' });
     }
-    if (input.chatId === state.address) throw new DomainError('MESSAGING_INVALID_CHAT_ID', 'a session cannot message itself', 400, { field: 'body.chatId' });
+    if (input.chatId === state.address) throw new DomainError('MESSAGING_INVALID_CHAT_ID', 'a session cannot message itself', 'invalid', { field: 'body.chatId' });
   }
   const sent = await provider.sendText(providerRefOf(state), input, newId, context.now).catch(providerFailure);
   const message: ChatMessage = {
@@ -79,10 +79,10 @@ export async function markChatRead(store: EventStore, context: CommandContext, p
 export async function createGroup(store: EventStore, context: CommandContext, sessionId: string, input: { name: string; participants: string[] }, newId: () => string) {
   const state = await workingSession(store, sessionId);
   if (state.provider !== 'embedded') {
-    throw new DomainError('MESSAGING_PROVIDER_UNSUPPORTED', 'groups are created on the embedded network only; create WAHA groups in WhatsApp', 409);
+    throw new DomainError('MESSAGING_PROVIDER_UNSUPPORTED', 'groups are created on the embedded network only; create WAHA groups in WhatsApp', 'conflict');
   }
   input.participants.forEach((p, i) => {
-    if (sessionIdOfAddress(p) === null) throw new DomainError('MESSAGING_INVALID_CHAT_ID', `participant ${p} is not an embedded address`, 400, { field: `body.participants.${i}` });
+    if (sessionIdOfAddress(p) === null) throw new DomainError('MESSAGING_INVALID_CHAT_ID', `participant ${p} is not an embedded address`, 'invalid', { field: `body.participants.${i}` });
   });
   const participants = [...new Set([state.address!, ...input.participants])];
   const group = { id: embeddedGroupIdOf(newId()), name: input.name, participants };

@@ -61,7 +61,7 @@ export async function initializeSession(store: EventStore, context: CommandConte
     await claimReservation(store, context, NAME_SCOPE, nameKey(input.scope, input.name), input.sessionId);
   } catch (err) {
     if (err instanceof DomainError && err.code === 'ALREADY_TAKEN') {
-      throw new DomainError('MESSAGING_SESSION_NAME_TAKEN', `a session named "${input.name}" already exists`, 409, { field: 'body.name' });
+      throw new DomainError('MESSAGING_SESSION_NAME_TAKEN', `a session named "${input.name}" already exists`, 'conflict', { field: 'body.name' });
     }
     throw err;
   }
@@ -92,7 +92,7 @@ export async function initializeSession(store: EventStore, context: CommandConte
 /** Disconnect (provider stop + remove, best effort) then delete; the event history stays, the name is freed. */
 export async function deleteSession(store: EventStore, context: CommandContext, provider: MessagingProvider, sessionId: string) {
   const { state } = await loadSession(store, sessionId);
-  if (!state.exists || state.deleted) throw new DomainError('MESSAGING_SESSION_NOT_FOUND', 'messaging session not found', 404);
+  if (!state.exists || state.deleted) throw new DomainError('MESSAGING_SESSION_NOT_FOUND', 'messaging session not found', 'not_found');
   let providerError: string | null = null;
   try {
     await provider.stop(providerRefOf(state));

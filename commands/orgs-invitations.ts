@@ -56,7 +56,7 @@ export async function inviteMember(
   try {
     await delivery.mailer.send(mail);
   } catch {
-    throw new DomainError('MAIL_DELIVERY_FAILED', 'the invitation was recorded but its mail could not be sent; invite again', 502, { invitationId: input.invitationId });
+    throw new DomainError('MAIL_DELIVERY_FAILED', 'the invitation was recorded but its mail could not be sent; invite again', 'upstream', { invitationId: input.invitationId });
   }
   return { result, invitation: { id: input.invitationId, email, role: input.role, expiresAt, status: 'pending' as const } };
 }
@@ -69,7 +69,7 @@ export async function acceptInvitation(
   user: { userId: string; email: string; name: string | null },
 ) {
   const parsed = parseInvitationToken(token);
-  if (!parsed) throw new DomainError('INVITATION_NOT_FOUND', 'invitation not found', 404);
+  if (!parsed) throw new DomainError('INVITATION_NOT_FOUND', 'invitation not found', 'not_found');
   const result = await handleOrgCommand(store, { ...context, orgId: parsed.orgId }, parsed.orgId, {
     type: 'AcceptInvitation',
     invitationId: parsed.invitationId,

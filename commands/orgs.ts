@@ -108,7 +108,7 @@ export async function createTeam(
     // Said in the request's terms: the body field that holds the strangers.
     if (err instanceof DomainError && err.code === 'TEAM_MEMBER_NOT_FOUND') {
       const userIds = (err.details as { userIds: string[] }).userIds;
-      throw new DomainError(err.code, err.message, 400, {
+      throw new DomainError(err.code, err.message, 'invalid', {
         userIds,
         fields: userIds.map((id) => ({ field: `body.memberIds.${memberIds.indexOf(id)}`, message: `${id} is not a member of this organization` })),
       });

@@ -9,7 +9,7 @@ export async function createProbe(store: EventStore, context: CommandContext, pr
     await claimReservation(store, context, 'probe-name', name.toLowerCase(), probeId);
   } catch (err) {
     if (err instanceof DomainError && err.code === 'ALREADY_TAKEN') {
-      throw new DomainError('PROBE_NAME_TAKEN', `a probe named "${name}" already exists`, 409, { field: 'body.name' });
+      throw new DomainError('PROBE_NAME_TAKEN', `a probe named "${name}" already exists`, 'conflict', { field: 'body.name' });
     }
     throw err;
   }

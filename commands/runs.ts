@@ -112,7 +112,7 @@ export async function claimIdempotencyKey(store: EventStore, context: CommandCon
     if (context.now.getTime() - Date.parse(holder.claimedAt) < windowMs) return { owned: false, processId: holder.processId };
     await releaseReservation(store, context, IDEMPOTENCY_SCOPE, reservationKey, holder.processId);
   }
-  throw new DomainError('IDEMPOTENCY_KEY_IN_USE', 'another request with this Idempotency-Key is in progress; retry later', 409);
+  throw new DomainError('IDEMPOTENCY_KEY_IN_USE', 'another request with this Idempotency-Key is in progress; retry later', 'conflict');
 }
 
 /** Who holds the key now (the last event of its reservation stream), or null when it is free. */

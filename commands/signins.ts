@@ -51,7 +51,7 @@ export async function receiveSocialSignInCallback(
   });
   if (result.state.status !== 'callback_received') {
     const expired = result.state.failureReason === 'STATE_EXPIRED';
-    throw new DomainError('INVALID_STATE', expired ? 'this sign-in attempt has expired; start again' : 'this sign-in state is not valid here', 400, {
+    throw new DomainError('INVALID_STATE', expired ? 'this sign-in attempt has expired; start again' : 'this sign-in state is not valid here', 'invalid', {
       field: 'query.state',
     });
   }

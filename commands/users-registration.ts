@@ -8,7 +8,7 @@ import { claimReservation, releaseReservation } from './reservations.js';
 export const EMAIL_SCOPE = 'user-email';
 
 export const emailTaken = (field: string | null = 'body.email') =>
-  new DomainError('EMAIL_TAKEN', 'an account with this email already exists', 409, field ? { field } : undefined);
+  new DomainError('EMAIL_TAKEN', 'an account with this email already exists', 'conflict', field ? { field } : undefined);
 
 export function runUserCommand(store: EventStore, context: CommandContext, userId: string, command: UserCommand) {
   return handleCommand(store, { streamId: userStreamId(userId), decider: userDecider, command, context });

@@ -5,7 +5,7 @@ import type { CommandContext } from './handle.js';
 import { releaseReservation } from './reservations.js';
 import { EMAIL_SCOPE, claimEmail, releaseQuietly, runUserCommand } from './users-registration.js';
 
-export { signInWithSocialIdentity, type SocialIdentity } from './users-social.js';
+export { signInWithSocialIdentity, type SocialIdentity } from './signins-accounts.js';
 export { createApiKey, revokeApiKey } from './users-api-keys.js';
 export { EMAIL_SCOPE, claimEmail, emailTaken, registerUser, runUserCommand, type Registration } from './users-registration.js';
 
@@ -25,7 +25,7 @@ export function updateProfile(
 export async function changeEmail(store: EventStore, context: CommandContext, userId: string, email: string) {
   const streamId = userStreamId(userId);
   const current = fold(userDecider.evolve, userDecider.initialState, (await store.readStream(streamId)) as never[]);
-  if (!current.exists) throw new DomainError('USER_NOT_FOUND', 'user not found', 404);
+  if (!current.exists) throw new DomainError('USER_NOT_FOUND', 'user not found', 'not_found');
   if (current.email === email) return null;
   await claimEmail(store, context, email, userId);
   let result;

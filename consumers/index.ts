@@ -1,10 +1,10 @@
 import type { Consumer } from '../infra/ports/bus.js';
 import type { Services } from '../infra/services.js';
-import { probeAcknowledger } from './probe-acknowledger.js';
-import { runWorker } from './run-worker.js';
+import { probeAcknowledger } from './probes.js';
+import { runWorker } from './runs.js';
 import { mcpConsumers } from './mcp.js';
 import { messagingConsumers } from './messaging.js';
-import { webhooksConsumers } from './webhooks.js';
+import { webhooksConsumers } from './messaging-webhooks.js';
 
 /** Every reaction the worker role runs. */
 export function allConsumers(services: Services, workerId: string): Consumer[] {

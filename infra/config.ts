@@ -4,7 +4,7 @@ import { documentsConfigShape } from './config-documents.js';
 import { mcpConfigShape } from './config-mcp.js';
 import { memoryConfigShape } from './config-memory.js';
 import { messagingConfigShape } from './config-messaging.js';
-import { webhooksConfigShape } from './config-webhooks.js';
+import { webhooksConfigShape } from './config-messaging-webhooks.js';
 import { kvConfigShape } from './config-kv.js';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);

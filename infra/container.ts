@@ -9,6 +9,7 @@ import { SqliteEventStore } from './event-store/sqlite.js';
 import { UpcastingEventStore } from './event-store/upcasting.js';
 import { allUpcasters } from '../domain/upcasters.js';
 import type { Bus } from './ports/bus.js';
+import { systemClock, type Clock } from './ports/clock.js';
 import type { EventStore } from './ports/event-store.js';
 import type { Logger } from './ports/logger.js';
 import type { CheckpointStore, ReadStore } from './ports/read-store.js';
@@ -27,13 +28,14 @@ import { RateLimiter } from './rate-limiter.js';
 import { allProjectors } from '../projections/index.js';
 import { createMcpRuntime } from './mcp/runtime.js';
 import { createMessagingRuntime } from './messaging/runtime.js';
-import { createWebhooksRuntime } from './webhooks/runtime.js';
+import { createWebhooksRuntime } from './messaging-webhooks/runtime.js';
 
 /**
  * The composition root: each port gets its distributed adapter when its variable is set and the
  * embedded one otherwise. Business code never sees which.
  */
-export async function buildServices(config: Config, role: Role, logger: Logger): Promise<Services> {
+export async function buildServices(config: Config, role: Role, logger: Logger, options: { clock?: Clock } = {}): Promise<Services> {
+  const clock = options.clock ?? systemClock;
   const rawEventStore = config.EVENTSTORE_URL
     ? new EventStoreDbEventStore(config.EVENTSTORE_URL)
     : new SqliteEventStore(join(config.DATA_DIR, 'events.db'));
@@ -66,7 +68,7 @@ export async function buildServices(config: Config, role: Role, logger: Logger):
   const projectsHere = role === 'all' || role === 'projector' || (role === 'api' && !config.MONGODB_URL);
   const projections = new ProjectionRunner(eventStore, readStore, allProjectors, logger.child({ component: 'projections' }), projectsHere ? 'local' : 'remote');
 
-  const now = () => new Date();
+  const now = () => clock.now();
   const tokens = new TokenService(loadOrCreateKey(config.JWT_SECRET, config.DATA_DIR, 'jwt.key'), config.JWT_TTL_SECONDS, now);
   const sealedBox = new SealedBox(loadOrCreateKey(config.ENCRYPTION_KEY, config.DATA_DIR, 'encryption.key'));
   const mailer: Mailer = config.SMTP_URL ? new SmtpMailer(config.SMTP_URL, config.MAIL_FROM, logger) : new OutboxMailer(config.DATA_DIR, logger, now);

@@ -3,7 +3,7 @@ import { createApp } from '../api/app.js';
 import { allRoutes } from '../api/routes/index.js';
 import { healthRoutes } from '../api/routes/health.js';
 import { allConsumers } from '../consumers/index.js';
-import { startRunRecovery, type RunRecovery } from '../consumers/run-recovery.js';
+import { startRunRecovery, type RunRecovery } from '../consumers/runs-recovery.js';
 import { ConfigError, loadConfig, parseRole } from './config.js';
 import { buildServices, closeServices } from './container.js';
 import { createLogger } from './logger.js';

@@ -21,7 +21,7 @@ export class RateLimiter {
     window.count += 1;
     if (window.count > limit) {
       const retryAfterSeconds = Math.max(1, Math.ceil((window.resetAt - now) / 1000));
-      throw new DomainError('RATE_LIMITED', `too many attempts; retry in ${retryAfterSeconds} s`, 429, { retryAfterSeconds });
+      throw new DomainError('RATE_LIMITED', `too many attempts; retry in ${retryAfterSeconds} s`, 'rate_limited', { retryAfterSeconds });
     }
   }
 

@@ -11,7 +11,7 @@ import type { Mailer } from './ports/mailer.js';
 import type { RateLimiter } from './rate-limiter.js';
 import type { McpRuntime } from './mcp/runtime.js';
 import type { MessagingRuntime } from './messaging/runtime.js';
-import type { WebhooksRuntime } from './webhooks/runtime.js';
+import type { WebhooksRuntime } from './messaging-webhooks/runtime.js';
 
 /** What the composition root hands to routes and consumers. */
 export interface Services {

@@ -1,7 +1,7 @@
 import type { CliTokenEvent, CliTokenSource, DeviceAuthorizationEvent, DeviceAuthorizationStatus } from '../domain/cli/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { Doc, ReadStore } from '../infra/ports/read-store.js';
-import { CREDENTIAL_COLLECTIONS, type SecretCredentialView } from './credentials.js';
+import { CREDENTIAL_COLLECTIONS, type SecretCredentialView } from './users-auth.js';
 import type { Projector } from './projector.js';
 
 /** `cli_tokens`: the shape the authenticator reads for `fcli_` bearer tokens, plus what a person wants to see. */

@@ -10,6 +10,6 @@ import { mcpProjectors } from './mcp.js';
 import { messagingProjectors } from './messaging.js';
 import { documentsProjectors } from './documents.js';
 import { memoryProjectors } from './memory.js';
-import { webhooksProjectors } from './webhooks.js';
+import { webhooksProjectors } from './messaging-webhooks.js';
 
 export const allProjectors: Projector[] = [probesProjector, ...userProjectors, ...orgProjectors, ...cliProjectors, ...flowProjectors, runsProjector, workersProjector, ...mcpProjectors, ...messagingProjectors, ...documentsProjectors, ...memoryProjectors, ...webhooksProjectors];

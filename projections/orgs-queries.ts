@@ -1,5 +1,5 @@
 import type { ReadStore } from '../infra/ports/read-store.js';
-import { CREDENTIAL_COLLECTIONS, type UserAuthView } from './credentials.js';
+import { CREDENTIAL_COLLECTIONS, type UserAuthView } from './users-auth.js';
 import { ORG_COLLECTIONS as C, type InvitationView, type LlmCredentialView, type MemberView, type OrgView, type SpendView, type TeamView, type WorkspaceView } from './orgs-views.js';
 
 export const getOrg = (store: ReadStore, orgId: string) => store.collection<OrgView>(C.orgs).findOne({ _id: orgId });

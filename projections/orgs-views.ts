@@ -1,6 +1,6 @@
 import type { Doc } from '../infra/ports/read-store.js';
 import type { Role } from '../domain/shared/permissions.js';
-import type { MembershipView } from './credentials.js';
+import type { MembershipView } from './users-auth.js';
 
 /** Read-model shapes of the organizations context. */
 export const ORG_COLLECTIONS = {

@@ -1,9 +1,9 @@
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { UserEvent } from '../domain/users/index.js';
 import { DuplicateKeyError, type Doc, type DocumentCollection, type ReadStore } from '../infra/ports/read-store.js';
-import { CREDENTIAL_COLLECTIONS, type ApiKeyAuthView, type UserAuthView } from './credentials.js';
+import { CREDENTIAL_COLLECTIONS, type ApiKeyAuthView, type UserAuthView } from './users-auth.js';
 import type { Projector } from './projector.js';
-import { userLlmCredentialsProjector } from './users-llm.js';
+import { userLlmCredentialsProjector } from './users-llm-credentials.js';
 
 /** `users`: what the authenticator reads (UserAuthView) plus the profile. Never holds a password hash. */
 export interface UserView extends UserAuthView {

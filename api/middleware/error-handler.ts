@@ -2,7 +2,7 @@ import type { Middleware } from 'koa';
 import { DomainError } from '../../domain/shared/decider.js';
 import type { Logger } from '../../infra/ports/logger.js';
 import { DuplicateKeyError, InvalidCursorError } from '../../infra/ports/read-store.js';
-import { errorBody } from '../errors.js';
+import { errorBody, httpStatusOf } from '../errors.js';
 
 interface HttpishError {
   status?: number;
@@ -36,7 +36,7 @@ export function errorHandler(logger: Logger): Middleware {
 }
 
 function describe(err: unknown): [number, ReturnType<typeof errorBody>] {
-  if (err instanceof DomainError) return [err.status, errorBody(err.code, err.message, err.details)];
+  if (err instanceof DomainError) return [httpStatusOf(err), errorBody(err.code, err.message, err.details)];
   if (err instanceof InvalidCursorError) return [400, errorBody('INVALID_CURSOR', err.message, { field: 'query.cursor' })];
   if (err instanceof DuplicateKeyError) return [409, errorBody('DUPLICATE', err.message)];
   const e = err as HttpishError;

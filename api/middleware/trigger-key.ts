@@ -27,7 +27,7 @@ export function generateTriggerKey(): { key: string; keyHash: string } {
 // Compared against when nothing is stored, so "no such trigger" costs what "wrong key" costs.
 const UNMATCHABLE_HASH = sha256(`unmatchable:${randomSecret()}`);
 
-export const invalidTriggerKey = () => new DomainError('INVALID_TRIGGER_KEY', 'missing or invalid trigger key', 401);
+export const invalidTriggerKey = () => new DomainError('INVALID_TRIGGER_KEY', 'missing or invalid trigger key', 'unauthenticated');
 
 type FlowDoc = NonNullable<Awaited<ReturnType<typeof getFlow>>>;
 interface TriggerSettingsView {
@@ -66,9 +66,9 @@ export async function verifyTriggerKey(
     if (!flow.nodes.some((n) => n.id === nodeId)) throw nodeNotFound(nodeId);
     trigger = (Object.hasOwn(flow.nodeTriggers, nodeId) ? flow.nodeTriggers[nodeId] : null) ?? DEFAULT_TRIGGER;
   }
-  if (!trigger.enabled) throw new DomainError('TRIGGER_DISABLED', `this ${nodeId === null ? 'flow' : 'node'}'s trigger is disabled`, 403);
+  if (!trigger.enabled) throw new DomainError('TRIGGER_DISABLED', `this ${nodeId === null ? 'flow' : 'node'}'s trigger is disabled`, 'forbidden');
   if (method !== undefined && !trigger.allowedMethods.includes(method.toUpperCase() as TriggerMethod)) {
-    throw new DomainError('TRIGGER_METHOD_NOT_ALLOWED', `${method.toUpperCase()} is not allowed on this trigger`, 405, { allowedMethods: trigger.allowedMethods });
+    throw new DomainError('TRIGGER_METHOD_NOT_ALLOWED', `${method.toUpperCase()} is not allowed on this trigger`, 'method_not_allowed', { allowedMethods: trigger.allowedMethods });
   }
   return { flow, nodeId, trigger };
 }
@@ -83,7 +83,7 @@ export async function requireTriggerKey(services: Pick<Services, 'readStore'>, c
   try {
     return await verifyTriggerKey(services, flowId, nodeId, presentedTriggerKey(ctx), ctx.method);
   } catch (err) {
-    if (err instanceof DomainError && err.status === 405) ctx.set('Allow', (err.details as { allowedMethods: string[] }).allowedMethods.join(', '));
+    if (err instanceof DomainError && err.kind === 'method_not_allowed') ctx.set('Allow', (err.details as { allowedMethods: string[] }).allowedMethods.join(', '));
     throw err;
   }
 }

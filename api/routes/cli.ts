@@ -48,7 +48,7 @@ const trackerOf = (services: Services) => {
 function refuseScopedCredential(principal: Principal) {
   const scopes = principal.scopes;
   if (scopes !== null && !PERMISSIONS.every((p) => scopes.includes(p))) {
-    throw new DomainError('FORBIDDEN', 'an API key with scopes cannot create CLI tokens, which have none; sign in or use an unscoped credential', 403);
+    throw new DomainError('FORBIDDEN', 'an API key with scopes cannot create CLI tokens, which have none; sign in or use an unscoped credential', 'forbidden');
   }
 }
 
@@ -111,7 +111,7 @@ function decisionRoute(decision: 'approve' | 'deny') {
       services.rateLimiter.hit(`cli-device-guess:user:${principal!.userId}`, guesses, MINUTE);
       services.rateLimiter.hit(`cli-device-guess:ip:${koa.ip}`, guesses, MINUTE);
       const device = await findDeviceCodeByUserCodeHash(services.readStore, hashUserCode(body.user_code));
-      if (!device) throw new DomainError('DEVICE_CODE_NOT_FOUND', 'no device login has this code; check it, or start again from the CLI', 404);
+      if (!device) throw new DomainError('DEVICE_CODE_NOT_FOUND', 'no device login has this code; check it, or start again from the CLI', 'not_found');
       const result = await decideDeviceAuthorization(services.eventStore, command, device._id, decision, principal!.userId);
       await settle(result.position, deviceAuthorizationStreamId(device._id));
       return { status: 200, body: { success: true, status: result.state.status, clientName: result.state.clientName } };
@@ -180,7 +180,7 @@ export const cliRoutes = [
       const { config } = services;
       services.rateLimiter.hit(`cli-device-poll:ip:${koa.ip}`, limits(services).polls, MINUTE);
       if (body.grant_type !== undefined && body.grant_type !== DEVICE_GRANT_TYPE) {
-        throw new DomainError('unsupported_grant_type', `grant_type must be ${DEVICE_GRANT_TYPE}`, 400, { field: 'body.grant_type' });
+        throw new DomainError('unsupported_grant_type', `grant_type must be ${DEVICE_GRANT_TYPE}`, 'invalid', { field: 'body.grant_type' });
       }
       const parts = DEVICE_CODE_FORMAT.exec(body.device_code);
       if (!parts) throw deviceTokenError('invalid_grant');

@@ -96,7 +96,7 @@ export const documentsExtraRoutes = [
       const { meta, scope } = await resolveCollection(services.readStore, principal, params.collection);
       let before: number | null = null;
       if (query.cursor !== undefined) {
-        if (!/^\d{1,15}$/.test(query.cursor)) throw new DomainError('INVALID_CURSOR', 'cursor is malformed', 400, { field: 'query.cursor' });
+        if (!/^\d{1,15}$/.test(query.cursor)) throw new DomainError('INVALID_CURSOR', 'cursor is malformed', 'invalid', { field: 'query.cursor' });
         before = Number(query.cursor);
       }
       const page = await documentHistory(services.eventStore, scope, meta._id, params.documentId, query.limit, before);

@@ -55,10 +55,10 @@ export async function translatingStoreErrors<T>(run: () => Promise<T>): Promise<
     return await run();
   } catch (err) {
     if (err instanceof QueryTimeoutError) {
-      throw new DomainError('QUERY_TIMEOUT', `the search ran longer than ${err.maxTimeMS} ms; narrow the filter or add an index on the filtered field`, 400, { maxTimeMS: err.maxTimeMS });
+      throw new DomainError('QUERY_TIMEOUT', `the search ran longer than ${err.maxTimeMS} ms; narrow the filter or add an index on the filtered field`, 'invalid', { maxTimeMS: err.maxTimeMS });
     }
-    if (err instanceof ForbiddenOperatorError) throw new DomainError('FORBIDDEN_OPERATOR', err.message, 400, { operator: err.operator });
-    if (err instanceof UnsupportedError) throw new DomainError('UNSUPPORTED_OPERATOR', err.message, 400);
+    if (err instanceof ForbiddenOperatorError) throw new DomainError('FORBIDDEN_OPERATOR', err.message, 'invalid', { operator: err.operator });
+    if (err instanceof UnsupportedError) throw new DomainError('UNSUPPORTED_OPERATOR', err.message, 'invalid');
     throw err;
   }
 }

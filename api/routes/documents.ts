@@ -108,7 +108,7 @@ const coreRoutes = [
       const indexes = indexesOf(body.indexes ?? [], config.DOCUMENTS_MAX_INDEXES);
       // A soft limit read from the read model: concurrent creations may pass it by a few.
       if ((await countCollections(services.readStore, scope)) >= config.DOCUMENTS_MAX_COLLECTIONS) {
-        throw new DomainError('TOO_MANY_COLLECTIONS', `at most ${config.DOCUMENTS_MAX_COLLECTIONS} collections per owner`, 409);
+        throw new DomainError('TOO_MANY_COLLECTIONS', `at most ${config.DOCUMENTS_MAX_COLLECTIONS} collections per owner`, 'conflict');
       }
       const collectionId = services.newId();
       const result = await createCollection(services.eventStore, command, scope, { collectionId, name: body.name, schema, indexes });

@@ -1,28 +1,28 @@
 import type { RouteDef } from '../route.js';
-import { adminRoutes } from './admin.js';
-import { aiRoutes } from './ai.js';
-import { connectionRoutes } from './connections.js';
-import { flowAuditRoutes } from './flow-audit.js';
+import { adminRoutes } from './operations.js';
+import { aiRoutes } from './ai-flows.js';
+import { connectionRoutes } from './flows-connections.js';
+import { flowAuditRoutes } from './flows-audit.js';
 import { flowRoutes } from './flows.js';
 import { llmRoutes } from './llm.js';
-import { nodeRoutes } from './nodes.js';
-import { triggerRoutes } from './triggers.js';
-import { apiKeyRoutes } from './api-keys.js';
-import { authRoutes } from './auth.js';
+import { nodeRoutes } from './flows-nodes.js';
+import { triggerRoutes } from './flows-triggers.js';
+import { apiKeyRoutes } from './users-api-keys.js';
+import { authRoutes } from './users-auth.js';
 import { cliRoutes } from './cli.js';
 import { healthRoutes } from './health.js';
 import { orgRoutes } from './orgs.js';
 import { probeRoutes } from './probes.js';
-import { processingRoutes } from './processing.js';
-import { publicTriggerRoutes } from './public-triggers.js';
-import { socialAuthRoutes } from './social-auth.js';
+import { processingRoutes } from './runs.js';
+import { publicTriggerRoutes } from './runs-public-triggers.js';
+import { socialAuthRoutes } from './signins.js';
 import { userRoutes } from './users.js';
 import { mcpRoutes } from './mcp.js';
 import { kvRoutes } from './kv.js';
 import { messagingRoutes } from './messaging.js';
 import { documentsRoutes } from './documents.js';
 import { memoryRoutes } from './memory.js';
-import { webhooksRoutes } from './webhooks.js';
+import { webhooksRoutes } from './messaging-webhooks.js';
 
 /** The whole route table: registration, validation and the OpenAPI document all come from it. */
 export const allRoutes: RouteDef[] = [

@@ -83,7 +83,7 @@ export const kvRoutes = [
       const launch = serverRedisLaunch(body.url.trim());
       // The operator's allowlist first: no connection attempt for a registration that cannot run.
       if (!isStdioCommandAllowed(launch.command, services.config.MCP_STDIO_ALLOWLIST)) {
-        throw new DomainError('MCP_STDIO_NOT_ALLOWED', `the key-value MCP server runs ${launch.command} (node), which is not on the operator's allowlist (MCP_STDIO_ALLOWLIST)`, 403, {
+        throw new DomainError('MCP_STDIO_NOT_ALLOWED', `the key-value MCP server runs ${launch.command} (node), which is not on the operator's allowlist (MCP_STDIO_ALLOWLIST)`, 'forbidden', {
           command: launch.command,
         });
       }

@@ -136,7 +136,7 @@ export const llmRoutes = [
       if (!isKnownModel(services.config, provider, body.model)) {
         const known = catalogueOf(services.config, provider).models;
         const message = `unknown model for ${provider}; known: ${known.join(', ')} (add others with LLM_PRICES)`;
-        throw new DomainError('UNKNOWN_MODEL', message, 400, { fields: [{ field: 'body.model', message }], known });
+        throw new DomainError('UNKNOWN_MODEL', message, 'invalid', { fields: [{ field: 'body.model', message }], known });
       }
       await assertWithinBudget(services, caller, provider);
       const messages: LlmMessage[] = [...(body.system ? [{ role: 'system' as const, content: body.system }] : []), { role: 'user', content: body.prompt }];
@@ -150,7 +150,7 @@ export const llmRoutes = [
           if (err.code !== 'PROVIDER_NOT_CONFIGURED') services.logger.warn({ provider, code: err.code, status: err.status, requestId: command.requestId }, 'LLM provider failed');
           return providerFailure(err);
         }
-        if (isLlmAbort(err)) throw new DomainError('REQUEST_ABORTED', 'the client closed the connection', 499);
+        if (isLlmAbort(err)) throw new DomainError('REQUEST_ABORTED', 'the client closed the connection', 'cancelled');
         throw err;
       }
       const executionTime = Math.round(performance.now() - started);

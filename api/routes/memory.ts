@@ -79,7 +79,7 @@ export const memoryRoutes = [
           throw new DomainError(
             'BATCH_OPERATION_FAILED',
             `operation ${index} (${op.operation}) failed with ${err.code}: ${err.message}; the ${index} before it stay applied`,
-            err.status,
+            err.kind,
             { index, operation: op.operation, error: { code: err.code, message: err.message, ...(err.details === undefined ? {} : { details: err.details }) }, completed: results },
           );
         }

@@ -136,13 +136,13 @@ export const messagingChatRoutes = [
     async handler(input) {
       const { params, body, services, command } = input;
       if (body.all && body.upToMessageId) {
-        throw new DomainError('VALIDATION_FAILED', 'body.upToMessageId: give either all or upToMessageId', 400, { fields: [{ field: 'body.upToMessageId', message: 'give either all or upToMessageId' }] });
+        throw new DomainError('VALIDATION_FAILED', 'body.upToMessageId: give either all or upToMessageId', 'invalid', { fields: [{ field: 'body.upToMessageId', message: 'give either all or upToMessageId' }] });
       }
       const doc = await callerSession(input, params.sessionId);
       if (body.upToMessageId) {
         const message = await getMessage(services.readStore, params.sessionId, body.upToMessageId);
         if (!message || message.chatId !== params.chatId) {
-          throw new DomainError('MESSAGING_MESSAGE_NOT_FOUND', 'no such message in this chat', 404, { field: 'body.upToMessageId' });
+          throw new DomainError('MESSAGING_MESSAGE_NOT_FOUND', 'no such message in this chat', 'not_found', { field: 'body.upToMessageId' });
         }
       }
       const provider = services.messaging.provider(doc.provider);

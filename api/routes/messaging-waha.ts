@@ -50,7 +50,7 @@ export const messagingProviderRoutes = [
       const { services, koa } = input;
       const key = services.config.MESSAGING_WAHA_WEBHOOK_HMAC_KEY;
       if (!key || !verifyWahaSignature(rawBodyOf(input), key, koa.get('x-webhook-hmac') || undefined)) {
-        throw new DomainError('MESSAGING_WEBHOOK_SIGNATURE_INVALID', 'the X-Webhook-Hmac signature is missing or does not match', 401);
+        throw new DomainError('MESSAGING_WEBHOOK_SIGNATURE_INVALID', 'the X-Webhook-Hmac signature is missing or does not match', 'unauthenticated');
       }
       const body = parsePart('body', eventBody, koa.request.body ?? {});
       const sessionId = body.session;

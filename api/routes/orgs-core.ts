@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { createOrganization, deleteOrganization, updateOrganization } from '../../commands/orgs.js';
 import { budgetLimitSchema, descriptionSchema, orgNameSchema, orgStreamId } from '../../domain/orgs/index.js';
 import { PERMISSIONS, ROLES, ROLE_PERMISSIONS } from '../../domain/shared/permissions.js';
-import { findUserAuth } from '../../projections/credentials.js';
+import { findUserAuth } from '../../projections/users-auth.js';
 import { firstWorkspace, getMember, getOrg, getWorkspace, listMyOrgs } from '../../projections/orgs.js';
 import { NotFoundError } from '../errors.js';
 import { defineRoute } from '../route.js';

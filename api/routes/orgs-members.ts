@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { acceptInvitation, changeMemberRole, inviteMember, removeMember } from '../../commands/orgs.js';
 import { orgStreamId, roleSchema } from '../../domain/orgs/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
-import { findUserAuth } from '../../projections/credentials.js';
+import { findUserAuth } from '../../projections/users-auth.js';
 import { getMember, getOrg, listInvitations, listMembers } from '../../projections/orgs.js';
 import { NotFoundError } from '../errors.js';
 import { defineRoute } from '../route.js';
@@ -146,7 +146,7 @@ export const orgMemberRoutes = [
     async handler({ params, principal, services, command, settle }) {
       const userId = principal!.userId;
       const account = await findUserAuth(services.readStore, userId);
-      if (!account) throw new DomainError('UNAUTHENTICATED', 'the account no longer exists', 401);
+      if (!account) throw new DomainError('UNAUTHENTICATED', 'the account no longer exists', 'unauthenticated');
       const { result, orgId } = await acceptInvitation(services.eventStore, command, params.token, { userId, email: account.email, name: account.name });
       await settle(result.position, orgStreamId(orgId));
       const [org, member] = await Promise.all([getOrg(services.readStore, orgId), getMember(services.readStore, orgId, userId)]);

@@ -7,7 +7,7 @@ import type { Services } from '../../infra/services.js';
 import { getOrg, listLlmCredentialsSealed, spentUsd } from '../../projections/orgs.js';
 import { NotFoundError } from '../errors.js';
 import { defineRoute } from '../route.js';
-import { llmCredentialBody } from './llm-credential-body.js';
+import { llmCredentialBody } from './llm-credentials.js';
 import { orgParams } from './orgs-schemas.js';
 
 const tag = 'Organizations';

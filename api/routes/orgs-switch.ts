@@ -19,7 +19,7 @@ const switchReply = z.object({
   workspace: workspaceSchema.nullable(),
 });
 
-const workspaceNotFound = () => new DomainError('WORKSPACE_NOT_FOUND', 'workspace not found', 404);
+const workspaceNotFound = () => new DomainError('WORKSPACE_NOT_FOUND', 'workspace not found', 'not_found');
 
 /**
  * Records the new scope on the account (API keys and CLI tokens follow it) and answers a new JWT
@@ -39,7 +39,7 @@ async function switchTo(
 
 async function scopeOf(services: Services, userId: string, orgId: string) {
   const [org, member] = await Promise.all([getOrg(services.readStore, orgId), getMember(services.readStore, orgId, userId)]);
-  if (!org || !member) throw new DomainError('ORGANIZATION_NOT_FOUND', 'organization not found', 404);
+  if (!org || !member) throw new DomainError('ORGANIZATION_NOT_FOUND', 'organization not found', 'not_found');
   return { org, member };
 }
 

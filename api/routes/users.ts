@@ -6,7 +6,7 @@ import type { Services } from '../../infra/services.js';
 import { findUserById, type UserView } from '../../projections/users.js';
 import { NotFoundError } from '../errors.js';
 import { defineRoute } from '../route.js';
-import { userLlmRoutes } from './users-llm.js';
+import { userLlmRoutes } from './users-llm-credentials.js';
 
 const profileSchema = z.object({
   id: z.string(),
@@ -77,7 +77,7 @@ export const userRoutes = [
       // The email is what can fail (taken), so it goes first: a refused change leaves the profile as it was.
       if (body.email !== undefined) {
         // Email plus a password reset would be an account takeover, too much for a leaked API key.
-        if (principal!.credential === 'api_key') throw new DomainError('FORBIDDEN', 'changing the email needs a signed-in session, not an API key', 403);
+        if (principal!.credential === 'api_key') throw new DomainError('FORBIDDEN', 'changing the email needs a signed-in session, not an API key', 'forbidden');
         const changed = await changeEmail(services.eventStore, command, userId, body.email);
         if (changed) await settle(changed.position, streamId);
       }

@@ -70,15 +70,15 @@ export const cliTokenDecider: Decider<CliTokenCommand, CliTokenState, CliTokenEv
   decide(command, state) {
     switch (command.type) {
       case 'CreateCliToken': {
-        if (state.exists) throw new DomainError('CLI_TOKEN_EXISTS', `CLI token ${command.tokenId} already exists`, 409);
+        if (state.exists) throw new DomainError('CLI_TOKEN_EXISTS', `CLI token ${command.tokenId} already exists`, 'conflict');
         if (Date.parse(command.expiresAt) <= Date.parse(command.at)) {
-          throw new DomainError('INVALID_EXPIRY', 'a CLI token must expire after it is created', 400, { field: 'body.expiresInDays' });
+          throw new DomainError('INVALID_EXPIRY', 'a CLI token must expire after it is created', 'invalid', { field: 'body.expiresInDays' });
         }
         const { tokenId, userId, name, secretHash, source, deviceId, at, expiresAt } = command;
         return [{ type: 'CliTokenCreated', data: { tokenId, userId, name, secretHash, source, deviceId, createdAt: at, expiresAt } }];
       }
       case 'RevokeCliToken':
-        if (!state.exists || state.userId !== command.userId) throw new DomainError('CLI_TOKEN_NOT_FOUND', 'CLI token not found', 404);
+        if (!state.exists || state.userId !== command.userId) throw new DomainError('CLI_TOKEN_NOT_FOUND', 'CLI token not found', 'not_found');
         // Revoking twice is harmless: the caller wanted it revoked and it is.
         if (state.revokedAt !== null) return [];
         return [{ type: 'CliTokenRevoked', data: { tokenId: state.tokenId!, revokedBy: command.userId, revokedAt: command.at } }];

@@ -70,13 +70,13 @@ export const deviceAuthorizationStreamId = (deviceId: string) => `devicecode-${d
 const isExpired = (state: DeviceAuthorizationState, at: string) => Date.parse(at) >= Date.parse(state.expiresAt!);
 
 function assertUndecided(state: DeviceAuthorizationState, at: string): void {
-  if (!state.exists) throw new DomainError('DEVICE_CODE_NOT_FOUND', 'no device authorization has this user code', 404);
+  if (!state.exists) throw new DomainError('DEVICE_CODE_NOT_FOUND', 'no device authorization has this user code', 'not_found');
   // A decided code is finished whatever its age; say so rather than "expired".
   if (state.status !== 'pending') {
-    throw new DomainError('DEVICE_CODE_ALREADY_DECIDED', `this device authorization was already ${state.status}`, 409, { status: state.status });
+    throw new DomainError('DEVICE_CODE_ALREADY_DECIDED', `this device authorization was already ${state.status}`, 'conflict', { status: state.status });
   }
   if (isExpired(state, at)) {
-    throw new DomainError('DEVICE_CODE_EXPIRED', 'this user code has expired; start the login again from the CLI', 410);
+    throw new DomainError('DEVICE_CODE_EXPIRED', 'this user code has expired; start the login again from the CLI', 'gone');
   }
 }
 
@@ -116,7 +116,7 @@ export const deviceAuthorizationDecider: Decider<DeviceAuthorizationCommand, Dev
   decide(command, state) {
     switch (command.type) {
       case 'RequestDeviceAuthorization': {
-        if (state.exists) throw new DomainError('DEVICE_CODE_EXISTS', `device authorization ${command.deviceId} already exists`, 409);
+        if (state.exists) throw new DomainError('DEVICE_CODE_EXISTS', `device authorization ${command.deviceId} already exists`, 'conflict');
         if (Date.parse(command.expiresAt) <= Date.parse(command.at)) throw new Error('a device authorization must expire after it is requested');
         const { deviceId, deviceSecretHash, userCodeHash, clientName, interval, at, expiresAt } = command;
         return [

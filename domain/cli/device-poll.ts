@@ -51,5 +51,5 @@ const MESSAGES: Record<DeviceTokenErrorCode, string> = {
 /** The error the token endpoint answers: HTTP 400, `code` = the RFC 8628 error string. */
 export function deviceTokenError(code: DeviceTokenErrorCode, interval?: number): DomainError {
   const details = code === 'slow_down' || code === 'authorization_pending' ? { interval } : undefined;
-  return new DomainError(code, MESSAGES[code], 400, details);
+  return new DomainError(code, MESSAGES[code], 'invalid', details);
 }

@@ -1,5 +1,5 @@
 export * from './events.js';
-export * from './decider.js';
+export * from './decide.js';
 export * from './rules.js';
 export * from './schema.js';
 export * from './query.js';

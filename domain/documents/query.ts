@@ -27,7 +27,7 @@ const LOGICAL = new Set(['$and', '$or', '$nor']);
 /** `$type` names both stores agree on (`number` covers int, long and double). */
 export const TYPE_NAMES = ['string', 'number', 'bool', 'object', 'array', 'null'];
 
-const fail = (code: string, at: string, message: string) => new DomainError(code, `${at}: ${message}`, 400, { path: at });
+const fail = (code: string, at: string, message: string) => new DomainError(code, `${at}: ${message}`, 'invalid', { path: at });
 const isPlain = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
 const isScalar = (v: unknown): v is Scalar => v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
 
@@ -46,7 +46,7 @@ class Walk {
 }
 
 function operatorGuard(key: string, at: string): void {
-  if (FORBIDDEN_OPERATORS.includes(key)) throw new DomainError('FORBIDDEN_OPERATOR', `${at}: operator ${key} is not allowed`, 400, { path: at, operator: key });
+  if (FORBIDDEN_OPERATORS.includes(key)) throw new DomainError('FORBIDDEN_OPERATOR', `${at}: operator ${key} is not allowed`, 'invalid', { path: at, operator: key });
 }
 
 /** A user field path onto the stored shape: `_id` stays, everything else moves under `d.`. */

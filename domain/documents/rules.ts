@@ -25,7 +25,7 @@ export interface DocumentLimits {
 export type JsonDocument = Record<string, unknown>;
 
 const invalid = (path: string, message: string) =>
-  new DomainError('INVALID_DOCUMENT', `${path}: ${message}`, 400, { path });
+  new DomainError('INVALID_DOCUMENT', `${path}: ${message}`, 'invalid', { path });
 
 const isPlain = (v: unknown): v is JsonDocument =>
   v !== null && typeof v === 'object' && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
@@ -36,7 +36,7 @@ export function checkDocument(doc: unknown, limits: DocumentLimits, root = 'docu
   walk(doc, root, 1, false, limits.maxDepth);
   const bytes = Buffer.byteLength(JSON.stringify(doc), 'utf8');
   if (bytes > limits.maxBytes) {
-    throw new DomainError('DOCUMENT_TOO_LARGE', `the document is ${bytes} bytes; at most ${limits.maxBytes} are allowed`, 400, { path: root, bytes, max: limits.maxBytes });
+    throw new DomainError('DOCUMENT_TOO_LARGE', `the document is ${bytes} bytes; at most ${limits.maxBytes} are allowed`, 'invalid', { path: root, bytes, max: limits.maxBytes });
   }
   return bytes;
 }

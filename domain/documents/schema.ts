@@ -23,18 +23,18 @@ function compile(schemaText: string): z.ZodType {
 /** Throws INVALID_SCHEMA (400) when `schema` cannot be compiled or does not describe an object. */
 export function checkSchema(schema: unknown): string {
   if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
-    throw new DomainError('INVALID_SCHEMA', 'schema must be a JSON Schema object', 400, { field: 'body.schema' });
+    throw new DomainError('INVALID_SCHEMA', 'schema must be a JSON Schema object', 'invalid', { field: 'body.schema' });
   }
   const type = (schema as { type?: unknown }).type;
   if (type !== undefined && type !== 'object') {
-    throw new DomainError('INVALID_SCHEMA', 'schema.type must be "object": documents are objects', 400, { field: 'body.schema.type' });
+    throw new DomainError('INVALID_SCHEMA', 'schema.type must be "object": documents are objects', 'invalid', { field: 'body.schema.type' });
   }
   checkPatterns(schema, 'body.schema');
   const text = JSON.stringify(schema);
   try {
     compile(text);
   } catch (err) {
-    throw new DomainError('INVALID_SCHEMA', `schema cannot be used: ${(err as Error).message}`, 400, { field: 'body.schema' });
+    throw new DomainError('INVALID_SCHEMA', `schema cannot be used: ${(err as Error).message}`, 'invalid', { field: 'body.schema' });
   }
   return text;
 }
@@ -64,7 +64,7 @@ function checkPatterns(node: unknown, at: string): void {
 
 function screenPattern(pattern: string, at: string): void {
   const problem = pattern.length > MAX_PATTERN_LENGTH ? `a pattern is at most ${MAX_PATTERN_LENGTH} characters` : regexProblem(pattern);
-  if (problem !== null) throw new DomainError('INVALID_SCHEMA', `${at}: ${problem}`, 400, { field: at, path: at });
+  if (problem !== null) throw new DomainError('INVALID_SCHEMA', `${at}: ${problem}`, 'invalid', { field: at, path: at });
 }
 
 /** Throws SCHEMA_VIOLATION (400) naming the first failing path (`document.address.zip`). */
@@ -73,5 +73,5 @@ export function enforceSchema(schemaText: string | null, document: Record<string
   const result = compile(schemaText).safeParse(document);
   if (result.success) return;
   const issues = result.error.issues.slice(0, 20).map((i) => ({ path: ['document', ...i.path.map(String)].join('.'), message: i.message }));
-  throw new DomainError('SCHEMA_VIOLATION', `${issues[0].path}: ${issues[0].message}`, 400, { path: issues[0].path, issues });
+  throw new DomainError('SCHEMA_VIOLATION', `${issues[0].path}: ${issues[0].message}`, 'invalid', { path: issues[0].path, issues });
 }

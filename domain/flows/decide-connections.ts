@@ -18,7 +18,7 @@ function checkNewConnection(state: FlowState, edges: FlowEdge[], connectionId: s
   if (problems.length > 0) throw validationFailed(problems);
   const where = index === undefined ? {} : { index };
   if (edges.some((e) => e.id === connectionId)) {
-    throw new DomainError('CONNECTION_ID_TAKEN', `connection id ${connectionId} is already used in this flow`, 409, { connectionId, ...where });
+    throw new DomainError('CONNECTION_ID_TAKEN', `connection id ${connectionId} is already used in this flow`, 'conflict', { connectionId, ...where });
   }
   if (edges.length >= MAX_EDGES_PER_FLOW) throw limitExceeded('edgesPerFlow', MAX_EDGES_PER_FLOW, edges.length + 1);
   const edge = toEdge(connectionId, connection);

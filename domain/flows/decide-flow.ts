@@ -7,7 +7,7 @@ import type { FlowState } from './state.js';
 
 export function createFlow(command: FlowCommandOf<'CreateFlow'>, state: FlowState): FlowEvent[] {
   // A deleted flow keeps its stream (and its audit trail), so its id is never reused either.
-  if (state.exists) throw new DomainError('FLOW_ALREADY_EXISTS', `flow ${command.flowId} already exists`, 409);
+  if (state.exists) throw new DomainError('FLOW_ALREADY_EXISTS', `flow ${command.flowId} already exists`, 'conflict');
   const { flowId, ownerId, orgId, workspaceId, at } = command;
   const named = nameProblems(command.name, command.description);
   const { nodes, edges } = buildDefinition(command.nodes ?? [], command.edges ?? [], named.problems);

@@ -14,7 +14,7 @@ export const DUPLICATE_OFFSET = { x: 40, y: 40 };
 function requireFreeNodeId(state: FlowState, nodeId: string, field: string): void {
   const problems = idProblems(nodeId, field, 'node');
   if (problems.length > 0) throw validationFailed(problems);
-  if (findNode(state, nodeId)) throw new DomainError('NODE_ID_TAKEN', `node id ${nodeId} is already used in this flow`, 409, { nodeId });
+  if (findNode(state, nodeId)) throw new DomainError('NODE_ID_TAKEN', `node id ${nodeId} is already used in this flow`, 'conflict', { nodeId });
   if (state.nodes.length >= MAX_NODES_PER_FLOW) throw limitExceeded('nodesPerFlow', MAX_NODES_PER_FLOW, state.nodes.length + 1);
 }
 

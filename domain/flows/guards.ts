@@ -1,4 +1,4 @@
-import { DomainError } from '../shared/decider.js';
+import { DomainError, type ErrorKind } from '../shared/decider.js';
 import type { GraphProblem } from './graph.js';
 import { MAX_WRITE_BYTES, MAX_FLOW_DEFINITION_BYTES, jsonByteLength, type FlowLimitName } from './limits.js';
 import { findNode, isVisibleTo, type FlowScope, type FlowState } from './state.js';
@@ -21,31 +21,31 @@ export const FLOW_ERROR_CODES = {
   CYCLE: 400,
 } as const;
 
-export const flowNotFound = () => new DomainError('FLOW_NOT_FOUND', 'flow not found', 404);
-export const nodeNotFound = (nodeId: string) => new DomainError('NODE_NOT_FOUND', `node ${nodeId} not found in this flow`, 404, { nodeId });
+export const flowNotFound = () => new DomainError('FLOW_NOT_FOUND', 'flow not found', 'not_found');
+export const nodeNotFound = (nodeId: string) => new DomainError('NODE_NOT_FOUND', `node ${nodeId} not found in this flow`, 'not_found', { nodeId });
 export const connectionNotFound = (ids: string[]) =>
-  new DomainError('CONNECTION_NOT_FOUND', `connection${ids.length > 1 ? 's' : ''} ${ids.join(', ')} not found in this flow`, 404, { connectionIds: ids });
+  new DomainError('CONNECTION_NOT_FOUND', `connection${ids.length > 1 ? 's' : ''} ${ids.join(', ')} not found in this flow`, 'not_found', { connectionIds: ids });
 export const historyEntryNotFound = (nodeId: string, entryId: string) =>
-  new DomainError('HISTORY_ENTRY_NOT_FOUND', `history entry ${entryId} not found for node ${nodeId}`, 404, { nodeId, entryId });
+  new DomainError('HISTORY_ENTRY_NOT_FOUND', `history entry ${entryId} not found for node ${nodeId}`, 'not_found', { nodeId, entryId });
 
 /** Same code, message format and details as the API's ValidationError: `details.fields` = [{field, message}]. */
 export function validationFailed(problems: FieldProblem[]): DomainError {
-  return new DomainError('VALIDATION_FAILED', problems.map((p) => `${p.field}: ${p.message}`).join('; '), 400, { fields: problems });
+  return new DomainError('VALIDATION_FAILED', problems.map((p) => `${p.field}: ${p.message}`).join('; '), 'invalid', { fields: problems });
 }
 
 /** Counts are 400; byte sizes (a flow, one write) are 413 Payload Too Large, with the same code. */
-export function limitExceeded(limit: FlowLimitName, max: number, actual: number, status = 400): DomainError {
-  return new DomainError('LIMIT_EXCEEDED', `limit ${limit} is ${max} (this would make ${actual})`, status, { limit, max, actual });
+export function limitExceeded(limit: FlowLimitName, max: number, actual: number, kind: ErrorKind = 'invalid'): DomainError {
+  return new DomainError('LIMIT_EXCEEDED', `limit ${limit} is ${max} (this would make ${actual})`, kind, { limit, max, actual });
 }
 
 export function checkWriteSize(items: unknown[]): void {
   const bytes = jsonByteLength(items);
-  if (bytes > MAX_WRITE_BYTES) throw limitExceeded('writeBytes', MAX_WRITE_BYTES, bytes, 413);
+  if (bytes > MAX_WRITE_BYTES) throw limitExceeded('writeBytes', MAX_WRITE_BYTES, bytes, 'too_large');
 }
 
 /** A structural graph problem refused by the decider: its own code, every problem found in details. */
 export function graphRejected(problems: GraphProblem[], extra?: Record<string, unknown>): DomainError {
-  return new DomainError(problems[0].code, problems[0].message, 400, { problems, ...extra });
+  return new DomainError(problems[0].code, problems[0].message, 'invalid', { problems, ...extra });
 }
 
 /** Missing, deleted and out-of-scope flows are all the same 404. */
@@ -63,6 +63,6 @@ export function requireNode(state: FlowState, nodeId: string) {
 /** The whole flow's nodes and edges (413); what one write carries has the smaller MAX_WRITE_BYTES. */
 export function checkDefinitionSize(nodes: unknown[], edges: unknown[], inOneWrite = false): void {
   const bytes = jsonByteLength(nodes) + jsonByteLength(edges);
-  if (inOneWrite && bytes > MAX_WRITE_BYTES) throw limitExceeded('writeBytes', MAX_WRITE_BYTES, bytes, 413);
-  if (bytes > MAX_FLOW_DEFINITION_BYTES) throw limitExceeded('flowDefinitionBytes', MAX_FLOW_DEFINITION_BYTES, bytes, 413);
+  if (inOneWrite && bytes > MAX_WRITE_BYTES) throw limitExceeded('writeBytes', MAX_WRITE_BYTES, bytes, 'too_large');
+  if (bytes > MAX_FLOW_DEFINITION_BYTES) throw limitExceeded('flowDefinitionBytes', MAX_FLOW_DEFINITION_BYTES, bytes, 'too_large');
 }

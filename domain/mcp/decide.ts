@@ -42,7 +42,7 @@ export type McpCommand =
   | ({ type: 'RecordConnectionLost'; connectionId: string; error: McpError; at: string } & ReconnectInput)
   | { type: 'RecordDisconnected'; requestId: string | null; at: string };
 
-const notFound = () => new DomainError('MCP_SERVER_NOT_FOUND', 'MCP server not found', 404);
+const notFound = () => new DomainError('MCP_SERVER_NOT_FOUND', 'MCP server not found', 'not_found');
 
 function requireServer(state: McpServerState, scope: McpScope | undefined) {
   if (!state.exists || state.deleted) throw notFound();
@@ -58,7 +58,7 @@ function nextAttempt(state: McpServerState, at: string, input: ReconnectInput, l
 function decide(command: McpCommand, state: McpServerState): McpEvent[] {
   switch (command.type) {
     case 'RegisterServer': {
-      if (state.exists) throw new DomainError('MCP_SERVER_EXISTS', `MCP server ${command.serverId} already exists`, 409);
+      if (state.exists) throw new DomainError('MCP_SERVER_EXISTS', `MCP server ${command.serverId} already exists`, 'conflict');
       const { userId, orgId, workspaceId } = command.owner;
       return [{ type: 'McpServerRegistered', data: { serverId: command.serverId, ownerId: userId, orgId, workspaceId, ...command.config, at: command.at } }];
     }

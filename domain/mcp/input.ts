@@ -50,7 +50,7 @@ export interface PlainEndpoint {
   autoReconnect: boolean;
 }
 
-const invalid = (field: string, message: string) => new DomainError('MCP_INVALID_CONFIG', message, 400, { field: `body.${field}` });
+const invalid = (field: string, message: string) => new DomainError('MCP_INVALID_CONFIG', message, 'invalid', { field: `body.${field}` });
 
 /** The transport decides which fields make sense: a stdio server has a command, an HTTP one a URL. */
 export function checkEndpoint(e: PlainEndpoint): PlainEndpoint {

@@ -1,4 +1,4 @@
-export * from './decider.js';
+export * from './decide.js';
 export * from './events.js';
 export * from './limits.js';
 export * from './rank.js';

@@ -1,4 +1,4 @@
 export * from './events.js';
 export * from './state.js';
-export * from './decider.js';
+export * from './decide.js';
 export * from './addresses.js';

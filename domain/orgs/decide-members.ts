@@ -6,9 +6,9 @@ import { ownerCount, type OrgState } from './state.js';
 
 type Cmd<T extends OrgCommand['type']> = Extract<OrgCommand, { type: T }>;
 
-const memberNotFound = () => new DomainError('MEMBER_NOT_FOUND', 'member not found', 404);
-const lastOwner = () => new DomainError('LAST_OWNER', 'an organization needs at least one owner; make someone else owner first', 409);
-const invitationNotFound = () => new DomainError('INVITATION_NOT_FOUND', 'invitation not found', 404);
+const memberNotFound = () => new DomainError('MEMBER_NOT_FOUND', 'member not found', 'not_found');
+const lastOwner = () => new DomainError('LAST_OWNER', 'an organization needs at least one owner; make someone else owner first', 'conflict');
+const invitationNotFound = () => new DomainError('INVITATION_NOT_FOUND', 'invitation not found', 'not_found');
 
 export function changeMemberRole(command: Cmd<'ChangeMemberRole'>, state: OrgState): OrgEvent[] {
   const actorRole = requirePermission(state, command.actorId, 'manage_members');
@@ -35,9 +35,9 @@ export function inviteMember(command: Cmd<'InviteMember'>, state: OrgState): Org
   if (command.role === 'owner' && actorRole !== 'owner') throw ownerRoleRequired('invite an owner');
   const email = command.email.toLowerCase();
   if (Object.values(state.members).some((m) => m.email?.toLowerCase() === email)) {
-    throw new DomainError('ALREADY_A_MEMBER', 'someone with this email is already a member', 409, { field: 'body.email' });
+    throw new DomainError('ALREADY_A_MEMBER', 'someone with this email is already a member', 'conflict', { field: 'body.email' });
   }
-  if (state.invitations[command.invitationId]) throw new DomainError('INVITATION_EXISTS', 'invitation id already used', 409);
+  if (state.invitations[command.invitationId]) throw new DomainError('INVITATION_EXISTS', 'invitation id already used', 'conflict');
   const { invitationId, role, secretHash, expiresAt, actorId, at } = command;
   return [{ type: 'InvitationCreated', data: { invitationId, email, role, secretHash, expiresAt, invitedBy: actorId, at } }];
 }
@@ -56,12 +56,12 @@ export function acceptInvitation(command: Cmd<'AcceptInvitation'>, state: OrgSta
   // Compare against a dummy digest when there is no invitation, so both paths cost the same.
   const matches = digestsEqual(invitation?.secretHash ?? '0'.repeat(64), command.secretHash);
   if (!invitation || !matches) throw invitationNotFound();
-  if (invitation.acceptedBy) throw new DomainError('INVITATION_ALREADY_USED', 'this invitation was already accepted', 409);
-  if (Date.parse(invitation.expiresAt) <= Date.parse(command.at)) throw new DomainError('INVITATION_EXPIRED', 'this invitation has expired; ask for a new one', 410);
+  if (invitation.acceptedBy) throw new DomainError('INVITATION_ALREADY_USED', 'this invitation was already accepted', 'conflict');
+  if (Date.parse(invitation.expiresAt) <= Date.parse(command.at)) throw new DomainError('INVITATION_EXPIRED', 'this invitation has expired; ask for a new one', 'gone');
   if (invitation.email !== command.email.toLowerCase()) {
-    throw new DomainError('INVITATION_EMAIL_MISMATCH', 'this invitation was sent to another email address; sign in with that account', 403);
+    throw new DomainError('INVITATION_EMAIL_MISMATCH', 'this invitation was sent to another email address; sign in with that account', 'forbidden');
   }
-  if (state.members[command.userId]) throw new DomainError('ALREADY_A_MEMBER', 'you are already a member of this organization', 409);
+  if (state.members[command.userId]) throw new DomainError('ALREADY_A_MEMBER', 'you are already a member of this organization', 'conflict');
   return [
     { type: 'InvitationAccepted', data: { invitationId: command.invitationId, userId: command.userId, at: command.at } },
     {

@@ -3,7 +3,7 @@ import { roleAllows, type RequiredPermission, type Role } from '../shared/permis
 import type { OrgState } from './state.js';
 
 /** Same code as the authenticator's: to an outsider a deleted or foreign organization does not exist. */
-export const orgNotFound = () => new DomainError('ORGANIZATION_NOT_FOUND', 'organization not found', 404);
+export const orgNotFound = () => new DomainError('ORGANIZATION_NOT_FOUND', 'organization not found', 'not_found');
 
 export function requireLive(state: OrgState): void {
   if (!state.exists || state.deleted) throw orgNotFound();
@@ -18,12 +18,12 @@ export function requirePermission(state: OrgState, actorId: string, permission: 
   const member = state.members[actorId];
   if (!member) throw orgNotFound();
   if (!roleAllows(member.role, permission)) {
-    throw new DomainError('FORBIDDEN', `your role (${member.role}) does not grant ${permission}`, 403, { permission, role: member.role });
+    throw new DomainError('FORBIDDEN', `your role (${member.role}) does not grant ${permission}`, 'forbidden', { permission, role: member.role });
   }
   return member.role;
 }
 
-export const ownerRoleRequired = (what: string) => new DomainError('OWNER_ROLE_REQUIRED', `only an owner may ${what}`, 403);
+export const ownerRoleRequired = (what: string) => new DomainError('OWNER_ROLE_REQUIRED', `only an owner may ${what}`, 'forbidden');
 
 /** Compares two hex digests without an early exit, so the time does not tell how much matched. */
 export function digestsEqual(a: string, b: string): boolean {

@@ -16,7 +16,7 @@ export const DEFAULT_WORKSPACE_NAME = 'Default';
 function decideOrg(command: OrgCommand, state: OrgState): OrgEvent[] {
   switch (command.type) {
     case 'CreateOrganization': {
-      if (state.exists) throw new DomainError('ORGANIZATION_EXISTS', 'organization already exists', 409);
+      if (state.exists) throw new DomainError('ORGANIZATION_EXISTS', 'organization already exists', 'conflict');
       const { orgId, name, description, creator, defaultWorkspaceId, at } = command;
       // Born with an owner and a workspace, so it is usable (and switchable into) at once.
       return [

@@ -31,7 +31,7 @@ export const spendDecider: Decider<SpendCommand, SpendState, SpendEvent> = {
   },
   decide(command, state) {
     if (!Number.isFinite(command.amountUsd) || command.amountUsd < 0) {
-      throw new DomainError('INVALID_AMOUNT', 'amountUsd must be a finite, non-negative number', 400, { field: 'amountUsd' });
+      throw new DomainError('INVALID_AMOUNT', 'amountUsd must be a finite, non-negative number', 'invalid', { field: 'amountUsd' });
     }
     if (command.amountUsd === 0) return [];
     if (command.spendId && state.spendIds.includes(command.spendId)) return [];

@@ -50,14 +50,14 @@ export const probeDecider: Decider<ProbeCommand, ProbeState, ProbeEvent> = {
   decide(command, state) {
     switch (command.type) {
       case 'CreateProbe':
-        if (state.exists) throw new DomainError('PROBE_EXISTS', `probe ${command.probeId} already exists`, 409);
+        if (state.exists) throw new DomainError('PROBE_EXISTS', `probe ${command.probeId} already exists`, 'conflict');
         return [{ type: 'ProbeCreated', data: { probeId: command.probeId, name: command.name, createdAt: command.at } }];
       case 'IncrementProbe':
-        if (!state.exists) throw new DomainError('PROBE_NOT_FOUND', 'probe not found', 404);
+        if (!state.exists) throw new DomainError('PROBE_NOT_FOUND', 'probe not found', 'not_found');
         if (command.by === 0) return [];
         return [{ type: 'ProbeIncremented', data: { by: command.by, at: command.at } }];
       case 'AcknowledgeProbe':
-        if (!state.exists) throw new DomainError('PROBE_NOT_FOUND', 'probe not found', 404);
+        if (!state.exists) throw new DomainError('PROBE_NOT_FOUND', 'probe not found', 'not_found');
         if (state.acknowledged) return [];
         return [{ type: 'ProbeAcknowledged', data: { by: command.by, at: command.at } }];
     }

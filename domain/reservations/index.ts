@@ -36,7 +36,7 @@ export const reservationDecider: Decider<ReservationCommand, ReservationState, R
     switch (command.type) {
       case 'Claim':
         if (state.ownerId === command.ownerId) return [];
-        if (state.ownerId !== null) throw new DomainError('ALREADY_TAKEN', `${command.key} is already taken`, 409);
+        if (state.ownerId !== null) throw new DomainError('ALREADY_TAKEN', `${command.key} is already taken`, 'conflict');
         return [{ type: 'ReservationClaimed', data: { key: command.key, ownerId: command.ownerId } }];
       case 'Release':
         if (state.ownerId !== command.ownerId) return [];

@@ -1,28 +1,28 @@
-import { DomainError } from '../shared/decider.js';
+import { DomainError, type ErrorKind } from '../shared/decider.js';
 
 /**
- * The stable error codes of the run domain with their HTTP status. Worker-facing rejections are
- * 409 (the run moved on; reload and look again), missing things 404.
+ * The stable error codes of the run domain with their kind of refusal. Worker-facing rejections are
+ * conflicts (the run moved on; reload and look again), missing things not_found.
  */
 export const RUN_ERROR_CODES = {
-  RUN_NOT_FOUND: 404,
-  NODE_NOT_FOUND: 404,
-  RUN_ALREADY_EXISTS: 409,
-  RUN_ALREADY_FINISHED: 409,
-  RUN_NOT_CLAIMED: 409,
-  RUN_CLAIMED_BY_OTHER_WORKER: 409,
-  RUN_STOP_REQUESTED: 409,
-  STOP_NOT_REQUESTED: 409,
-  RUN_NOT_DONE: 409,
-  NODE_NOT_READY: 409,
-  NODE_NOT_RUNNING: 409,
-  NODE_NOT_SKIPPABLE: 409,
-  STALE_ATTEMPT: 409,
-  FLOW_HAS_NO_NODES: 400,
-  VALIDATION_FAILED: 400,
-  LIMIT_EXCEEDED: 413,
-  OUTPUT_TOO_LARGE: 413,
-} as const;
+  RUN_NOT_FOUND: 'not_found',
+  NODE_NOT_FOUND: 'not_found',
+  RUN_ALREADY_EXISTS: 'conflict',
+  RUN_ALREADY_FINISHED: 'conflict',
+  RUN_NOT_CLAIMED: 'conflict',
+  RUN_CLAIMED_BY_OTHER_WORKER: 'conflict',
+  RUN_STOP_REQUESTED: 'conflict',
+  STOP_NOT_REQUESTED: 'conflict',
+  RUN_NOT_DONE: 'conflict',
+  NODE_NOT_READY: 'conflict',
+  NODE_NOT_RUNNING: 'conflict',
+  NODE_NOT_SKIPPABLE: 'conflict',
+  STALE_ATTEMPT: 'conflict',
+  FLOW_HAS_NO_NODES: 'invalid',
+  VALIDATION_FAILED: 'invalid',
+  LIMIT_EXCEEDED: 'too_large',
+  OUTPUT_TOO_LARGE: 'too_large',
+} as const satisfies Record<string, ErrorKind>;
 export type RunErrorCode = keyof typeof RUN_ERROR_CODES;
 
 export const runError = (code: RunErrorCode, message: string, details?: Record<string, unknown>) =>

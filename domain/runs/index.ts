@@ -17,7 +17,7 @@ export { renderTemplate, renderValue, renderValueAsText, unresolvedPlaceholders,
 export { evaluateCondition, conditionLabel, conditionalResultOf, conditionQuestion, parseYesNo, outputText, asNumber, isEmptyOutput } from './conditions.js';
 export { safeRegexTest, compileSafeRegex, type SafeRegex } from './regex.js';
 export * from './kinds/index.js';
-export { runDecider, decideRun, runStreamId } from './decider.js';
+export { runDecider, decideRun, runStreamId } from './decide.js';
 
 import { fold } from '../shared/decider.js';
 import type { RunEvent } from './events.js';

@@ -14,12 +14,35 @@ export interface Decider<Command, State, Event extends DomainEvent> {
   eventSchemas: Record<Event['type'], z.ZodType>;
 }
 
-/** A rejection the caller can act on; `code` is stable and machine-readable. */
+/**
+ * What kind of refusal an error is, independent of any protocol: the API edge maps each kind to an
+ * HTTP status in one place (api/errors.ts), so nothing below it knows about HTTP.
+ */
+export type ErrorKind =
+  | 'invalid'
+  | 'unauthenticated'
+  | 'payment_required'
+  | 'forbidden'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'conflict'
+  | 'gone'
+  | 'precondition_failed'
+  | 'too_large'
+  | 'unprocessable'
+  | 'rate_limited'
+  | 'cancelled'
+  | 'internal'
+  | 'upstream'
+  | 'unavailable'
+  | 'timeout';
+
+/** A rejection the caller can act on; `code` is stable and machine-readable, `details` says which field or value. */
 export class DomainError extends Error {
   constructor(
     readonly code: string,
     message: string,
-    readonly status: number = 400,
+    readonly kind: ErrorKind = 'invalid',
     readonly details?: unknown,
   ) {
     super(message);

@@ -40,7 +40,7 @@ export type SignInCommand =
   | { type: 'CompleteSocialSignIn'; userId: string; created: boolean; at: string }
   | { type: 'FailSocialSignIn'; reason: string; detail: string | null; at: string };
 
-const invalidState = (message: string) => new DomainError('INVALID_STATE', message, 400, { field: 'query.state' });
+const invalidState = (message: string) => new DomainError('INVALID_STATE', message, 'invalid', { field: 'query.state' });
 
 export const signInDecider: Decider<SignInCommand, SignInState, SignInEvent> = {
   initialState: {
@@ -73,7 +73,7 @@ export const signInDecider: Decider<SignInCommand, SignInState, SignInEvent> = {
   decide(command, state) {
     switch (command.type) {
       case 'StartSocialSignIn': {
-        if (state.status !== 'none') throw new DomainError('SIGNIN_EXISTS', 'this sign-in attempt already exists', 409);
+        if (state.status !== 'none') throw new DomainError('SIGNIN_EXISTS', 'this sign-in attempt already exists', 'conflict');
         const { signInId, provider, codeVerifierSealed, nonceSealed, redirectUri, at, expiresAt } = command;
         return [{ type: 'SocialSignInStarted', data: { signInId, provider, codeVerifierSealed, nonceSealed, redirectUri, startedAt: at, expiresAt } }];
       }
@@ -87,7 +87,7 @@ export const signInDecider: Decider<SignInCommand, SignInState, SignInEvent> = {
       }
       case 'CompleteSocialSignIn':
         if (state.status !== 'callback_received') {
-          throw new DomainError('SIGNIN_NOT_IN_PROGRESS', `a sign-in attempt that is ${state.status} cannot complete`, 409);
+          throw new DomainError('SIGNIN_NOT_IN_PROGRESS', `a sign-in attempt that is ${state.status} cannot complete`, 'conflict');
         }
         return [{ type: 'SocialSignInCompleted', data: { userId: command.userId, created: command.created, completedAt: command.at } }];
       case 'FailSocialSignIn':

@@ -19,7 +19,7 @@ export type ApiKeyCommand =
     }
   | { type: 'RevokeApiKey'; keyId: string; at: string };
 
-const notFound = () => new DomainError('API_KEY_NOT_FOUND', 'API key not found', 404);
+const notFound = () => new DomainError('API_KEY_NOT_FOUND', 'API key not found', 'not_found');
 
 /** Expired keys do not count towards the limit: they can no longer be used. */
 export function activeApiKeyCount(state: UserState, at: string): number {
@@ -30,12 +30,12 @@ export function activeApiKeyCount(state: UserState, at: string): number {
 export function decideApiKey(command: ApiKeyCommand, state: UserState): UserEvent[] {
   switch (command.type) {
     case 'CreateApiKey': {
-      if (Object.hasOwn(state.apiKeys, command.keyId)) throw new DomainError('API_KEY_EXISTS', 'an API key with this id already exists', 409);
+      if (Object.hasOwn(state.apiKeys, command.keyId)) throw new DomainError('API_KEY_EXISTS', 'an API key with this id already exists', 'conflict');
       if (command.expiresAt !== null && Date.parse(command.expiresAt) <= Date.parse(command.at)) {
-        throw new DomainError('INVALID_EXPIRY', 'expiresAt must be in the future', 400, { field: 'body.expiresAt' });
+        throw new DomainError('INVALID_EXPIRY', 'expiresAt must be in the future', 'invalid', { field: 'body.expiresAt' });
       }
       if (activeApiKeyCount(state, command.at) >= MAX_ACTIVE_API_KEYS) {
-        throw new DomainError('API_KEY_LIMIT_REACHED', `at most ${MAX_ACTIVE_API_KEYS} active API keys per user; revoke one first`, 409, { limit: MAX_ACTIVE_API_KEYS });
+        throw new DomainError('API_KEY_LIMIT_REACHED', `at most ${MAX_ACTIVE_API_KEYS} active API keys per user; revoke one first`, 'conflict', { limit: MAX_ACTIVE_API_KEYS });
       }
       const { keyId, name, secretHash, prefix, lastFour, scopes, expiresAt, at } = command;
       return [{ type: 'ApiKeyCreated', data: { keyId, name, secretHash, prefix, lastFour, scopes, expiresAt, createdAt: at } }];

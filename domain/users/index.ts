@@ -38,9 +38,9 @@ export type UserCommand =
 
 export const userStreamId = (userId: string) => `user-${userId}`;
 
-const userNotFound = () => new DomainError('USER_NOT_FOUND', 'user not found', 404);
+const userNotFound = () => new DomainError('USER_NOT_FOUND', 'user not found', 'not_found');
 /** One code for unknown user, wrong secret and consumed token, so the answer says nothing about which. */
-const invalidResetToken = () => new DomainError('INVALID_RESET_TOKEN', 'the reset token is invalid or has already been used', 400, { field: 'body.token' });
+const invalidResetToken = () => new DomainError('INVALID_RESET_TOKEN', 'the reset token is invalid or has already been used', 'invalid', { field: 'body.token' });
 
 /** Hashes are equal-length hex; comparing every character keeps the time independent of where they differ. */
 function sameHash(a: string, b: string): boolean {
@@ -51,7 +51,7 @@ function sameHash(a: string, b: string): boolean {
 
 function decide(command: UserCommand, state: UserState): UserEvent[] {
   if (command.type === 'RegisterUser') {
-    if (state.exists) throw new DomainError('USER_EXISTS', 'this user already exists', 409);
+    if (state.exists) throw new DomainError('USER_EXISTS', 'this user already exists', 'conflict');
     const { userId, email, name, passwordHash, avatarUrl, socialIdentity, at } = command;
     const events: UserEvent[] = [{ type: 'UserRegistered', data: { userId, email, name, passwordHash, avatarUrl, registeredAt: at } }];
     if (socialIdentity) events.push({ type: 'SocialIdentityLinked', data: { ...socialIdentity, linkedAt: at } });
@@ -61,7 +61,7 @@ function decide(command: UserCommand, state: UserState): UserEvent[] {
     const pending = state.pendingReset;
     if (!state.exists || !pending || !sameHash(pending.tokenHash, command.tokenHash)) throw invalidResetToken();
     if (Date.parse(pending.expiresAt) <= Date.parse(command.at)) {
-      throw new DomainError('RESET_TOKEN_EXPIRED', 'the reset token has expired; request a new one', 400, { field: 'body.token' });
+      throw new DomainError('RESET_TOKEN_EXPIRED', 'the reset token has expired; request a new one', 'invalid', { field: 'body.token' });
     }
     const tokensValidAfter = Math.max(state.tokensValidAfter, Math.floor(Date.parse(command.at) / 1000));
     return [{ type: 'PasswordResetCompleted', data: { tokenHash: command.tokenHash, passwordHash: command.passwordHash, tokensValidAfter, resetAt: command.at } }];
@@ -85,7 +85,7 @@ function decide(command: UserCommand, state: UserState): UserEvent[] {
       return [{ type: 'PasswordResetRequested', data: { tokenHash: command.tokenHash, expiresAt: command.expiresAt, requestedAt: command.at } }];
     case 'SwitchActiveScope':
       if (command.orgId === null && command.workspaceId !== null) {
-        throw new DomainError('INVALID_SCOPE', 'a workspace needs its organization; the personal workspace has neither', 400);
+        throw new DomainError('INVALID_SCOPE', 'a workspace needs its organization; the personal workspace has neither', 'invalid');
       }
       if (command.orgId === state.activeOrgId && command.workspaceId === state.activeWorkspaceId) return [];
       return [{ type: 'ActiveScopeSwitched', data: { orgId: command.orgId, workspaceId: command.workspaceId, switchedAt: command.at } }];
@@ -93,7 +93,7 @@ function decide(command: UserCommand, state: UserState): UserEvent[] {
       const sameProvider = state.socialIdentities.find((i) => i.provider === command.provider);
       if (sameProvider?.subject === command.subject) return [];
       if (sameProvider) {
-        throw new DomainError('SOCIAL_PROVIDER_ALREADY_LINKED', `this account is already linked to another ${command.provider} account`, 409);
+        throw new DomainError('SOCIAL_PROVIDER_ALREADY_LINKED', `this account is already linked to another ${command.provider} account`, 'conflict');
       }
       return [{ type: 'SocialIdentityLinked', data: { provider: command.provider, subject: command.subject, linkedAt: command.at } }];
     }

@@ -18,7 +18,7 @@ export type UserLlmCredentialCommand =
   | { type: 'RemoveUserLlmCredential'; provider: UserLlmProvider; at: string };
 
 const invalid = (field: string, message: string) =>
-  new DomainError('VALIDATION_FAILED', `${field}: ${message}`, 400, { fields: [{ field, message }] });
+  new DomainError('VALIDATION_FAILED', `${field}: ${message}`, 'invalid', { fields: [{ field, message }] });
 
 function checkProvider(provider: string): void {
   if (!userLlmProviderSchema.safeParse(provider).success) throw invalid('body.provider', `must be one of ${USER_LLM_PROVIDERS.join(', ')}`);
@@ -32,7 +32,7 @@ export function decideUserLlmCredential(command: UserLlmCredentialCommand, state
     return [{ type: 'UserLlmCredentialRemoved', data: { provider: command.provider, at: command.at } }];
   }
   // Guards the "only sealed values in events" rule against a caller that forgot to seal.
-  if (!command.sealedApiKey.startsWith('v1.')) throw new DomainError('KEY_NOT_SEALED', 'the API key must be sealed before it is recorded', 500);
+  if (!command.sealedApiKey.startsWith('v1.')) throw new DomainError('KEY_NOT_SEALED', 'the API key must be sealed before it is recorded', 'internal');
   if (command.baseUrl !== null && !llmBaseUrlSchema.safeParse(command.baseUrl).success) throw invalid('body.baseUrl', 'must be an http(s) URL');
   // An OpenAI-compatible server (vLLM, llama.cpp, Ollama) has no default address.
   if (command.provider === 'openai_compatible' && command.baseUrl === null) throw invalid('body.baseUrl', 'required for openai_compatible');

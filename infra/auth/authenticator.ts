@@ -1,12 +1,12 @@
 import { DomainError } from '../../domain/shared/decider.js';
 import { roleAllows, type RequiredPermission, type Role } from '../../domain/shared/permissions.js';
-import { findApiKeyAuth, findCliTokenAuth, findMembership, findUserAuth, type SecretCredentialView } from '../../projections/credentials.js';
+import { findApiKeyAuth, findCliTokenAuth, findMembership, findUserAuth, type SecretCredentialView } from '../../projections/users-auth.js';
 import type { ReadStore } from '../ports/read-store.js';
 import { API_KEY_PREFIX, CLI_TOKEN_PREFIX, parseSecretCredential, type Principal } from './principal.js';
 import { constantTimeEqual, sha256 } from './secrets.js';
 import type { TokenService } from './tokens.js';
 
-const unauthenticated = (message = 'a valid bearer credential is required') => new DomainError('UNAUTHENTICATED', message, 401);
+const unauthenticated = (message = 'a valid bearer credential is required') => new DomainError('UNAUTHENTICATED', message, 'unauthenticated');
 
 /** Turns an Authorization header into a Principal, and checks a permission for it. */
 export class Authenticator {
@@ -60,20 +60,20 @@ export class Authenticator {
    */
   async authorize(principal: Principal, permission: RequiredPermission, orgId?: string): Promise<Role | null> {
     if (principal.scopes && permission !== 'owner' && !principal.scopes.includes(permission)) {
-      throw new DomainError('FORBIDDEN', `this API key's scopes do not include ${permission}`, 403);
+      throw new DomainError('FORBIDDEN', `this API key's scopes do not include ${permission}`, 'forbidden');
     }
     const scope = orgId ?? principal.orgId;
     if (!scope) {
-      if (permission === 'owner') throw new DomainError('FORBIDDEN', 'only an organization owner may do this', 403);
+      if (permission === 'owner') throw new DomainError('FORBIDDEN', 'only an organization owner may do this', 'forbidden');
       return null;
     }
     const membership = await findMembership(this.store, scope, principal.userId);
     if (!membership) {
-      if (orgId) throw new DomainError('ORGANIZATION_NOT_FOUND', 'organization not found', 404);
-      throw new DomainError('NOT_A_MEMBER', 'you are no longer a member of the active organization; switch organization', 403);
+      if (orgId) throw new DomainError('ORGANIZATION_NOT_FOUND', 'organization not found', 'not_found');
+      throw new DomainError('NOT_A_MEMBER', 'you are no longer a member of the active organization; switch organization', 'forbidden');
     }
     if (!roleAllows(membership.role, permission)) {
-      throw new DomainError('FORBIDDEN', `your role (${membership.role}) does not grant ${permission}`, 403, { permission, role: membership.role });
+      throw new DomainError('FORBIDDEN', `your role (${membership.role}) does not grant ${permission}`, 'forbidden', { permission, role: membership.role });
     }
     return membership.role;
   }

@@ -35,7 +35,7 @@ export interface KvCheckOptions {
 }
 
 const FIELD = 'body.url';
-const fail = (code: string, message: string, extra: Record<string, unknown> = {}) => new DomainError(code, message, 400, { field: FIELD, ...extra });
+const fail = (code: string, message: string, extra: Record<string, unknown> = {}) => new DomainError(code, message, 'invalid', { field: FIELD, ...extra });
 const round = (ms: number) => Math.round(ms * 100) / 100;
 
 async function checkedAddress(target: RedisTarget, allowPrivateNetwork: boolean): Promise<string> {
@@ -53,7 +53,7 @@ async function checkedAddress(target: RedisTarget, allowPrivateNetwork: boolean)
     const refused = addresses.find((a) => isRefusedAddress(a.address));
     if (refused) {
       const addressClass = classifyAddress(refused.address);
-      throw new DomainError('OUTBOUND_ADDRESS_REFUSED', `${target.host} resolves to a ${addressClass} address, which the service may not reach (ALLOW_PRIVATE_NETWORK is false)`, 403, {
+      throw new DomainError('OUTBOUND_ADDRESS_REFUSED', `${target.host} resolves to a ${addressClass} address, which the service may not reach (ALLOW_PRIVATE_NETWORK is false)`, 'forbidden', {
         field: FIELD,
         host: target.host,
         addressClass,

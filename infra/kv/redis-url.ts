@@ -20,7 +20,7 @@ export interface RedisTarget {
 export const KV_URL_MAX_LENGTH = 2048;
 export const DEFAULT_REDIS_PORT = 6379;
 
-const invalid = (message: string, field: string) => new DomainError('KV_INVALID_URL', message, 400, { field });
+const invalid = (message: string, field: string) => new DomainError('KV_INVALID_URL', message, 'invalid', { field });
 
 /** Masks the password of any redis(s) URL, parsable or not (for messages quoting user input). */
 export function maskRedisUrl(raw: string): string {

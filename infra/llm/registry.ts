@@ -1,7 +1,7 @@
 import { periodStartOf } from '../../domain/orgs/spend.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import { getOrg, readOrgLlmCredentials, spentUsd, type OrgLlmCredential } from '../../projections/orgs-queries.js';
-import { readUserLlmCredentials } from '../../projections/users-llm.js';
+import { readUserLlmCredentials } from '../../projections/users-llm-credentials.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../ports/logger.js';
 import { LLM_PROVIDER_IDS, type LlmProvider, type LlmProviderId } from '../ports/llm.js';
@@ -218,6 +218,6 @@ export async function assertWithinBudget(services: Pick<LlmServices, 'readStore'
   const period = periodStartOf(services.now()).slice(0, 7);
   const spent = await spentUsd(services.readStore, caller.orgId, period);
   if (spent >= limitUsd) {
-    throw new DomainError('BUDGET_EXCEEDED', `the organization has spent ${spent} of its ${limitUsd} USD LLM budget for ${period}`, 402, { limitUsd, spentUsd: spent, period });
+    throw new DomainError('BUDGET_EXCEEDED', `the organization has spent ${spent} of its ${limitUsd} USD LLM budget for ${period}`, 'payment_required', { limitUsd, spentUsd: spent, period });
   }
 }

@@ -76,7 +76,7 @@ export function checkMemoryLimits(config: Services['config'], op: MemoryOperatio
     if (op.limit !== undefined && op.limit > config.MEMORY_SEARCH_MAX_LIMIT) problems.push({ field: `${prefix}.limit`, message: `must be at most ${config.MEMORY_SEARCH_MAX_LIMIT}` });
   }
   if (problems.length > 0) {
-    throw new DomainError('VALIDATION_FAILED', problems.map((p) => `${p.field}: ${p.message}`).join('; '), 400, { fields: problems });
+    throw new DomainError('VALIDATION_FAILED', problems.map((p) => `${p.field}: ${p.message}`).join('; '), 'invalid', { fields: problems });
   }
 }
 

@@ -24,7 +24,7 @@ export function createMessagingRuntime(services: () => Services): MessagingRunti
       if (kind === 'embedded') return embedded;
       const config = services().config;
       if (!config.MESSAGING_WAHA_URL) {
-        throw new DomainError('MESSAGING_PROVIDER_UNAVAILABLE', 'the waha provider is not configured (MESSAGING_WAHA_URL)', 400, { field: 'body.provider' });
+        throw new DomainError('MESSAGING_PROVIDER_UNAVAILABLE', 'the waha provider is not configured (MESSAGING_WAHA_URL)', 'invalid', { field: 'body.provider' });
       }
       waha ??= wahaProvider({
         baseUrl: config.MESSAGING_WAHA_URL,

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { recordLlmSpend } from '../../commands/orgs.js';
 import { spendPeriodOf, spendStreamId } from '../../domain/orgs/spend.js';
 import { readOrgLlmCredentials } from '../../projections/orgs.js';
-import { findUserAuth } from '../../projections/credentials.js';
+import { findUserAuth } from '../../projections/users-auth.js';
 import { call } from '../support/http.js';
 import { registerUser, type RegisteredUser } from '../support/identity.js';
 import { availableModes, startTestService, type TestService } from '../support/test-service.js';

@@ -8,6 +8,7 @@ import { call } from '../support/http.js';
 import { registerUser, viewOnlyKey, type RegisteredUser } from '../support/identity.js';
 import { availableModes, startTestService, type TestService } from '../support/test-service.js';
 import { expectError, fields } from './orgs-support.js';
+import { httpStatusOf } from '../../api/errors.js';
 
 for (const mode of availableModes()) {
   describe(`Triggers (${mode})`, function () {
@@ -53,7 +54,7 @@ for (const mode of availableModes()) {
         await verifyTriggerKey(svc.services, flowId, nodeId, key, method);
         return 200;
       } catch (err) {
-        if (err instanceof DomainError) return err.status;
+        if (err instanceof DomainError) return httpStatusOf(err);
         throw err;
       }
     }

@@ -15,7 +15,7 @@ import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import type { CommandContext } from '../../commands/handle.js';
 import { requestRun } from '../../commands/runs.js';
-import { executeRun, LOCAL_WORKER_ID } from '../../consumers/run-executor.js';
+import { executeRun, LOCAL_WORKER_ID } from '../../consumers/runs-executor.js';
 import type { ProcessDoc } from '../../projections/runs.js';
 import { call } from '../support/http.js';
 import { startTestService, type TestService } from '../support/test-service.js';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { nodeKindsFor, type ExecutionContext } from '../../consumers/node-kinds/index.js';
+import { nodeKindsFor, type ExecutionContext } from '../../consumers/runs-kinds/index.js';
 import { effectiveNodeData, type RunNode } from '../../domain/runs/index.js';
 import { loadConfig } from '../../infra/config.js';
 import { isLlmAbort, LlmProviderError } from '../../infra/ports/llm.js';
@@ -98,7 +98,7 @@ describe('llm node kind against the OpenAI fake', () => {
     const err = await nodeKindsFor(services)
       .llm.execute(llmNode({ prompt: 'hi' }), orgContext)
       .then(() => null, (e: unknown) => e as { code: string; status: number });
-    expect(err).to.include({ code: 'BUDGET_EXCEEDED', status: 402 });
+    expect(err).to.include({ code: 'BUDGET_EXCEEDED', kind: 'payment_required' });
     expect(fake.requests).to.have.length(0);
   });
 

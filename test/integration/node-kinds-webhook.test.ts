@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import { nodeKindsFor, type ExecutionContext } from '../../consumers/node-kinds/index.js';
+import { nodeKindsFor, type ExecutionContext } from '../../consumers/runs-kinds/index.js';
 import type { RunNode } from '../../domain/runs/index.js';
 import { loadConfig } from '../../infra/config.js';
 import type { Services } from '../../infra/services.js';

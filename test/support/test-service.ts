@@ -11,6 +11,7 @@ import { loadConfig } from '../../infra/config.js';
 import { buildServices, closeServices } from '../../infra/container.js';
 import { createLogger } from '../../infra/logger.js';
 import type { RunningConsumer } from '../../infra/ports/bus.js';
+import type { Clock } from '../../infra/ports/clock.js';
 import type { Services } from '../../infra/services.js';
 
 export type Mode = 'embedded' | 'distributed';
@@ -49,11 +50,11 @@ export function isolatedEnv(mode: Mode, extra: Record<string, string> = {}): Rec
 export async function startTestService(
   mode: Mode,
   extra: Record<string, string> = {},
-  options: { logSink?: { write(line: string): void } } = {},
+  options: { logSink?: { write(line: string): void }; clock?: Clock } = {},
 ): Promise<TestService> {
   const env = isolatedEnv(mode, extra);
   const config = loadConfig(env);
-  const services = await buildServices(config, 'all', createLogger(config.LOG_LEVEL, options.logSink));
+  const services = await buildServices(config, 'all', createLogger(config.LOG_LEVEL, options.logSink), { clock: options.clock });
   await services.projections.start();
   if (services.bus instanceof KafkaBus) services.bus.startRelay();
   const consumers: RunningConsumer[] = [];

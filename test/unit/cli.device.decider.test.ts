@@ -8,6 +8,7 @@ import {
   type DeviceAuthorizationEvent,
 } from '../../domain/cli/index.js';
 import { DomainError, fold } from '../../domain/shared/decider.js';
+import { httpStatusOf } from '../../api/errors.js';
 
 const t0 = Date.parse('2026-01-01T00:00:00.000Z');
 const at = (seconds: number) => new Date(t0 + seconds * 1000).toISOString();
@@ -44,7 +45,7 @@ function rejection(fn: () => unknown): DomainError {
 }
 const expectRejected = (fn: () => unknown, code: string, status: number) => {
   const err = rejection(fn);
-  expect([err.code, err.status]).to.deep.equal([code, status]);
+  expect([err.code, httpStatusOf(err)]).to.deep.equal([code, status]);
   return err;
 };
 

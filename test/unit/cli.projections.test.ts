@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { DomainEvent, RecordedEvent } from '../../domain/shared/events.js';
 import { MemoryReadStore } from '../../infra/read-store/memory.js';
 import { cliProjectors, findCliToken, findDeviceCodeByUserCodeHash } from '../../projections/cli.js';
-import { findCliTokenAuth } from '../../projections/credentials.js';
+import { findCliTokenAuth } from '../../projections/users-auth.js';
 
 const at = '2026-01-01T00:00:00.000Z';
 let position = 0;

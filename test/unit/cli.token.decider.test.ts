@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { cliTokenDecider, cliTokenEventSchemas, type CliTokenCommand, type CliTokenEvent } from '../../domain/cli/index.js';
 import { DomainError, fold } from '../../domain/shared/decider.js';
+import { httpStatusOf } from '../../api/errors.js';
 
 const at = '2026-01-01T00:00:00.000Z';
 const later = '2026-03-01T00:00:00.000Z';
@@ -29,7 +30,7 @@ function expectRejected(fn: () => unknown, code: string, status: number) {
     fn();
   } catch (err) {
     expect(err).to.be.instanceOf(DomainError);
-    expect([(err as DomainError).code, (err as DomainError).status]).to.deep.equal([code, status]);
+    expect([(err as DomainError).code, httpStatusOf(err as DomainError)]).to.deep.equal([code, status]);
     return;
   }
   expect.fail(`expected ${code}`);

@@ -50,7 +50,7 @@ describe('command handler', () => {
     };
     const err = await handleCommand(racing, { streamId: 'probe-p', decider: probeDecider, command: inc, context: context(), maxAttempts: 3 }).catch((e) => e);
     expect(err).to.be.instanceOf(ConflictError);
-    expect(err.status).to.equal(409);
+    expect(err.kind).to.equal('conflict');
     expect(attempts).to.equal(3);
   });
 
@@ -59,7 +59,7 @@ describe('command handler', () => {
     await handleCommand(store, { streamId: 'probe-p', decider: probeDecider, command: inc, context: context(), expectedRevision: 0 });
     const err = await handleCommand(store, { streamId: 'probe-p', decider: probeDecider, command: inc, context: context(), expectedRevision: 0 }).catch((e) => e);
     expect(err).to.be.instanceOf(PreconditionFailedError);
-    expect(err.status).to.equal(412);
+    expect(err.kind).to.equal('precondition_failed');
     expect(await store.readStream('probe-p')).to.have.length(2);
   });
 

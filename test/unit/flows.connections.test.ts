@@ -12,6 +12,7 @@ import {
   type FlowNode,
   type GraphProblem,
 } from '../../domain/flows/index.js';
+import { httpStatusOf } from '../../api/errors.js';
 
 const at = '2026-03-01T00:00:00.000Z';
 const given = (events: FlowEvent[]) => fold(flowDecider.evolve, flowDecider.initialState, events);
@@ -26,7 +27,7 @@ function expectRejected(fn: () => unknown, code: string, status: number): Domain
   } catch (err) {
     expect(err).to.be.instanceOf(DomainError);
     expect((err as DomainError).code, (err as DomainError).message).to.equal(code);
-    expect((err as DomainError).status).to.equal(status);
+    expect(httpStatusOf(err as DomainError)).to.equal(status);
     return err as DomainError;
   }
   return expect.fail(`expected ${code}`);

@@ -10,6 +10,7 @@ import {
   type FlowNode,
   type NodeInput,
 } from '../../domain/flows/index.js';
+import { httpStatusOf } from '../../api/errors.js';
 
 const at = '2026-03-01T00:00:00.000Z';
 const later = '2026-03-02T00:00:00.000Z';
@@ -37,7 +38,7 @@ function rejection(fn: () => unknown): DomainError {
 function expectRejected(fn: () => unknown, code: string, status: number): DomainError {
   const err = rejection(fn);
   expect(err.code, err.message).to.equal(code);
-  expect(err.status).to.equal(status);
+  expect(httpStatusOf(err)).to.equal(status);
   return err;
 }
 const fieldsOf = (err: DomainError) => (err.details as { fields: Array<{ field: string }> }).fields.map((f) => f.field);

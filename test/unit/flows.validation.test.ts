@@ -25,6 +25,7 @@ import {
   type FlowEvent,
   type FlowNode,
 } from '../../domain/flows/index.js';
+import { httpStatusOf } from '../../api/errors.js';
 
 const at = '2026-03-01T00:00:00.000Z';
 const ctx = { nodeIds: ['self', 'other'], selfId: 'self' };
@@ -200,7 +201,7 @@ describe('flow limits', () => {
   it('refuses a replacement with too many nodes or edges (LIMIT_EXCEEDED, 400)', () => {
     const nodes = Array.from({ length: MAX_NODES_PER_FLOW + 1 }, (_, i) => node(`n${i}`));
     const err = rejected({ type: 'ReplaceFlow', name: 'F', nodes, edges: [], at });
-    expect([err.code, err.status]).to.deep.equal(['LIMIT_EXCEEDED', 400]);
+    expect([err.code, httpStatusOf(err)]).to.deep.equal(['LIMIT_EXCEEDED', 400]);
     expect(err.details).to.deep.equal({ limit: 'nodesPerFlow', max: MAX_NODES_PER_FLOW, actual: MAX_NODES_PER_FLOW + 1 });
     const edges = Array.from({ length: MAX_EDGES_PER_FLOW + 1 }, (_, i) => ({ id: `e${i}`, source: 'a', target: 'b' }));
     expect(rejected({ type: 'ReplaceFlow', name: 'F', nodes: [node('a'), node('b')], edges, at }).details).to.include({ limit: 'edgesPerFlow' });
@@ -214,17 +215,17 @@ describe('flow limits', () => {
     const replace = (count: number): FlowCommand => ({ type: 'ReplaceFlow', name: 'F', nodes: Array.from({ length: count }, (_, i) => fat(`n${i}`)), edges: [], at });
     expect(flowDecider.decide(replace(2), given([created]))).to.have.length(1);
     const err = rejected(replace(4));
-    expect([err.code, err.status]).to.deep.equal(['LIMIT_EXCEEDED', 413]);
+    expect([err.code, httpStatusOf(err)]).to.deep.equal(['LIMIT_EXCEEDED', 413]);
     expect(err.details).to.include({ limit: 'writeBytes', max: MAX_WRITE_BYTES });
     // Node by node a flow may grow past one event's size, up to its own limit.
     const events = [created, ...Array.from({ length: 20 }, (_, i): FlowEvent => ({ type: 'NodeAdded', data: { node: fat(`n${i}`), duplicatedFrom: null, at } }))];
     expect(flowDecider.decide({ type: 'AddNode', nodeId: 'small', node: node('small'), at }, given(events))).to.have.length(1);
     const tooMuch = rejected({ type: 'AddNode', nodeId: 'last', node: fat('x'), at }, events);
-    expect([tooMuch.status, (tooMuch.details as { limit: string }).limit]).to.deep.equal([413, 'flowDefinitionBytes']);
-    expect(rejected({ type: 'DuplicateNode', nodeId: 'n0', newNodeId: 'copy', at }, events).status).to.equal(413);
+    expect([httpStatusOf(tooMuch), (tooMuch.details as { limit: string }).limit]).to.deep.equal([413, 'flowDefinitionBytes']);
+    expect(httpStatusOf(rejected({ type: 'DuplicateNode', nodeId: 'n0', newNodeId: 'copy', at }, events))).to.equal(413);
     const withSmall = [...events, { type: 'NodeAdded', data: { node: node('small'), duplicatedFrom: null, at } } as FlowEvent];
     const grow = rejected({ type: 'UpdateNode', nodeId: 'small', patch: { data: { more: 'y'.repeat(5000) } }, at }, withSmall);
-    expect([grow.code, grow.status, (grow.details as { limit: string }).limit]).to.deep.equal(['LIMIT_EXCEEDED', 413, 'flowDefinitionBytes']);
+    expect([grow.code, httpStatusOf(grow), (grow.details as { limit: string }).limit]).to.deep.equal(['LIMIT_EXCEEDED', 413, 'flowDefinitionBytes']);
   });
 
   it('refuses a batch of connections too big for one write (413)', () => {
@@ -236,7 +237,7 @@ describe('flow limits', () => {
     });
     expect(flowDecider.decide(batch(40), given(events))).to.have.length(40);
     const err = rejected(batch(60), events);
-    expect([err.code, err.status, (err.details as { limit: string }).limit]).to.deep.equal(['LIMIT_EXCEEDED', 413, 'writeBytes']);
+    expect([err.code, httpStatusOf(err), (err.details as { limit: string }).limit]).to.deep.equal(['LIMIT_EXCEEDED', 413, 'writeBytes']);
   });
 
   it('refuses oversized node data, too-deep variables and long prompts as field problems', () => {

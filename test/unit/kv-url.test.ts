@@ -3,6 +3,7 @@ import { DomainError } from '../../domain/shared/decider.js';
 import { maskRedisUrl, parseRedisUrl } from '../../infra/kv/redis-url.js';
 import { KV_PRESETS } from '../../infra/kv/presets.js';
 import { serverRedisLaunch } from '../../infra/kv/server-redis.js';
+import { httpStatusOf } from '../../api/errors.js';
 
 function invalid(url: string): DomainError {
   try {
@@ -30,7 +31,7 @@ describe('Key-value store URLs', () => {
     for (const url of ['', 'nope', 'http://h:6379', 'redis://', 'redis://h:0', 'redis://h/x', 'redis://h#frag', 'redis://%zz:pw@h']) {
       const err = invalid(url);
       expect(err.code, url).to.equal('KV_INVALID_URL');
-      expect(err.status).to.equal(400);
+      expect(httpStatusOf(err)).to.equal(400);
       expect(err.details).to.deep.include({ field: 'body.url' });
     }
     expect(invalid('redis://:topsecret@h/x').message).not.to.include('topsecret');

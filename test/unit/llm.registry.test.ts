@@ -88,7 +88,7 @@ describe('LLM registry', () => {
     it('answers 402 BUDGET_EXCEEDED once the month spent the limit, except for the free offline provider', async () => {
       const err = await gate({ org: { budgetLimitUsd: 1 }, spentMicroUsd: 1_000_000 }, 'o1').catch((e) => e);
       expect(err).to.be.instanceOf(DomainError);
-      expect(err).to.include({ code: 'BUDGET_EXCEEDED', status: 402 });
+      expect(err).to.include({ code: 'BUDGET_EXCEEDED', kind: 'payment_required' });
       expect(err.details).to.deep.equal({ limitUsd: 1, spentUsd: 1, period: '2026-03' });
       await gate({ org: { budgetLimitUsd: 0 }, spentMicroUsd: 0 }, 'o1', 'offline');
       expect(await gate({ org: { budgetLimitUsd: 0 } }, 'o1').catch((e) => e.code), 'a zero budget allows nothing').to.equal('BUDGET_EXCEEDED');

@@ -13,6 +13,7 @@ import {
   type MemoryState,
 } from '../../domain/memory/index.js';
 import { DomainError, fold } from '../../domain/shared/decider.js';
+import { httpStatusOf } from '../../api/errors.js';
 
 describe('memory tokenizer', () => {
   it('lower-cases, folds accents, drops stop words and stems lightly', () => {
@@ -90,7 +91,7 @@ describe('memory decider', () => {
       { type: 'DeleteMemory', memoryId: 'm1', tenant, scope: { userId: 'bob' }, ...author },
     ] as MemoryCommand[]) {
       const err = errorOf(() => memoryDecider.decide(command, state));
-      expect([err.code, err.status]).to.deep.equal(['MEMORY_NOT_FOUND', 404]);
+      expect([err.code, httpStatusOf(err)]).to.deep.equal(['MEMORY_NOT_FOUND', 404]);
     }
     const deleted = given(save, { type: 'DeleteMemory', memoryId: 'm1', tenant, scope: { userId: 'alice' }, ...author });
     expect(deleted.deleted).to.equal(true);

@@ -13,6 +13,7 @@ import {
 } from '../../domain/messaging/index.js';
 import { DomainError, fold } from '../../domain/shared/decider.js';
 import { ackOf, receivedMessageOf, verifyWahaSignature, wahaSignatureOf } from '../../infra/messaging/waha-inbound.js';
+import { httpStatusOf } from '../../api/errors.js';
 
 const at = '2026-01-01T00:00:00.000Z';
 const given = (events: MessagingEvent[]) => fold(messagingDecider.evolve, messagingDecider.initialState, events);
@@ -46,7 +47,7 @@ function expectRejected(fn: () => unknown, code: string, status?: number) {
   } catch (err) {
     expect(err).to.be.instanceOf(DomainError);
     expect((err as DomainError).code).to.equal(code);
-    if (status) expect((err as DomainError).status).to.equal(status);
+    if (status) expect(httpStatusOf(err as DomainError)).to.equal(status);
     return;
   }
   expect.fail(`expected ${code}`);

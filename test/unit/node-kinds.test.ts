@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { answerPromptCondition, DEFAULT_NODE_KIND, nodeKindFor, nodeKindsFor, type ExecutionContext } from '../../consumers/node-kinds/index.js';
+import { answerPromptCondition, DEFAULT_NODE_KIND, nodeKindFor, nodeKindsFor, type ExecutionContext } from '../../consumers/runs-kinds/index.js';
 import { NODE_TYPES } from '../../domain/flows/node-data.js';
 import type { RunNode } from '../../domain/runs/index.js';
 import { loadConfig } from '../../infra/config.js';

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { DomainError, fold } from '../../domain/shared/decider.js';
 import { orgDecider, orgEventSchemas, type OrgCommand, type OrgEvent } from '../../domain/orgs/index.js';
 import type { Role } from '../../domain/shared/permissions.js';
+import { httpStatusOf } from '../../api/errors.js';
 
 const at = '2026-01-01T00:00:00.000Z';
 const later = '2026-01-02T00:00:00.000Z';
@@ -20,7 +21,7 @@ function expectRejected(fn: () => unknown, code: string, status?: number) {
   } catch (err) {
     expect(err).to.be.instanceOf(DomainError);
     expect((err as DomainError).code).to.equal(code);
-    if (status) expect((err as DomainError).status).to.equal(status);
+    if (status) expect(httpStatusOf(err as DomainError)).to.equal(status);
     return;
   }
   expect.fail(`expected ${code}`);

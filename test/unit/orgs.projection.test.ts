@@ -3,7 +3,7 @@ import type { OrgEvent } from '../../domain/orgs/index.js';
 import type { SpendEvent } from '../../domain/orgs/spend.js';
 import type { RecordedEvent } from '../../domain/shared/events.js';
 import { MemoryReadStore } from '../../infra/read-store/memory.js';
-import { findMembership } from '../../projections/credentials.js';
+import { findMembership } from '../../projections/users-auth.js';
 import { getOrg, listMembers, listTeams, orgProjectors, spentUsd } from '../../projections/orgs.js';
 
 const at = '2026-02-03T00:00:00.000Z';

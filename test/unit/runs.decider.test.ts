@@ -11,6 +11,7 @@ import {
   type RunCommand,
   type RunEvent,
 } from '../../domain/runs/index.js';
+import { httpStatusOf } from '../../api/errors.js';
 
 const at = '2026-04-01T00:00:00.000Z';
 const later = '2026-04-01T00:00:05.000Z';
@@ -31,7 +32,7 @@ function expectRejected(fn: () => unknown, code: string, status: number): Domain
   } catch (err) {
     expect(err).to.be.instanceOf(DomainError);
     expect((err as DomainError).code, (err as Error).message).to.equal(code);
-    expect((err as DomainError).status).to.equal(status);
+    expect(httpStatusOf(err as DomainError)).to.equal(status);
     return err as DomainError;
   }
   return expect.fail(`expected ${code}`);

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { DomainError } from '../../domain/shared/decider.js';
 import { MAX_NODE_ATTEMPTS, foldRun, nextSteps, runDecider, type RequestRunCommand, type RunCommand, type RunEvent } from '../../domain/runs/index.js';
+import { httpStatusOf } from '../../api/errors.js';
 
 const at = '2026-04-01T00:00:00.000Z';
 const later = '2026-04-01T00:01:00.000Z';
@@ -18,7 +19,7 @@ function expectRejected(fn: () => unknown, code: string, status = 409): DomainEr
   } catch (err) {
     expect(err).to.be.instanceOf(DomainError);
     expect((err as DomainError).code, (err as Error).message).to.equal(code);
-    expect((err as DomainError).status).to.equal(status);
+    expect(httpStatusOf(err as DomainError)).to.equal(status);
     return err as DomainError;
   }
   return expect.fail(`expected ${code}`);

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { signInDecider, signInStreamId, type SignInCommand, type SignInEvent } from '../../domain/signins/index.js';
 import { DomainError, fold } from '../../domain/shared/decider.js';
 import { signInIdForState } from '../../commands/signins.js';
+import { httpStatusOf } from '../../api/errors.js';
 
 const at = '2026-01-01T00:00:00.000Z';
 const later = '2026-01-01T00:05:00.000Z';
@@ -41,7 +42,7 @@ function expectRejected(fn: () => unknown, code: string, status: number) {
   } catch (err) {
     expect(err).to.be.instanceOf(DomainError);
     expect((err as DomainError).code).to.equal(code);
-    expect((err as DomainError).status).to.equal(status);
+    expect(httpStatusOf(err as DomainError)).to.equal(status);
     return;
   }
   expect.fail(`expected ${code}`);

@@ -9,6 +9,7 @@ import { errorBody } from '../../api/errors.js';
 import { TRIGGER_KEY_PREFIX, generateTriggerKey, presentedTriggerKey, requireTriggerKey, verifyTriggerKey } from '../../api/middleware/trigger-key.js';
 import { sha256 } from '../../infra/auth/secrets.js';
 import { startTestService, type TestService } from '../support/test-service.js';
+import { httpStatusOf } from '../../api/errors.js';
 
 /** The trigger-key check against a real embedded store, fed through the flow commands and projection. */
 describe('trigger key check (verifyTriggerKey)', function () {
@@ -53,7 +54,7 @@ describe('trigger key check (verifyTriggerKey)', function () {
     } catch (err) {
       expect(err).to.be.instanceOf(DomainError);
       const e = err as DomainError;
-      return { status: e.status, body: errorBody(e.code, e.message, e.details) };
+      return { status: httpStatusOf(e), body: errorBody(e.code, e.message, e.details) };
     }
     return expect.fail('expected a refusal');
   }

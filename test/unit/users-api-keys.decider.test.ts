@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { DomainError, fold } from '../../domain/shared/decider.js';
 import { MAX_ACTIVE_API_KEYS, activeApiKeyCount, userDecider, type UserCommand, type UserEvent } from '../../domain/users/index.js';
+import { httpStatusOf } from '../../api/errors.js';
 
 const at = '2026-01-01T00:00:00.000Z';
 const given = (events: UserEvent[]) => fold(userDecider.evolve, userDecider.initialState, events);
@@ -16,7 +17,7 @@ function expectRejected(fn: () => unknown, code: string, status: number) {
   } catch (err) {
     expect(err).to.be.instanceOf(DomainError);
     expect((err as DomainError).code).to.equal(code);
-    expect((err as DomainError).status).to.equal(status);
+    expect(httpStatusOf(err as DomainError)).to.equal(status);
     return;
   }
   expect.fail(`expected ${code}`);

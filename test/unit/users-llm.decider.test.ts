@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { DomainError, fold } from '../../domain/shared/decider.js';
 import { userDecider, type UserCommand, type UserEvent } from '../../domain/users/index.js';
+import { httpStatusOf } from '../../api/errors.js';
 
 const at = '2026-01-01T00:00:00.000Z';
 const given = (events: UserEvent[]) => fold(userDecider.evolve, userDecider.initialState, events);
@@ -48,7 +49,7 @@ describe('user decider: own LLM credentials', () => {
   it('refuses openai_compatible without a base URL, naming body.baseUrl', () => {
     const err = rejected([registered], set('openai_compatible'));
     expect(err.code).to.equal('VALIDATION_FAILED');
-    expect(err.status).to.equal(400);
+    expect(httpStatusOf(err)).to.equal(400);
     expect(err.details).to.deep.equal({ fields: [{ field: 'body.baseUrl', message: 'required for openai_compatible' }] });
   });
 
@@ -56,7 +57,7 @@ describe('user decider: own LLM credentials', () => {
     for (const baseUrl of ['ftp://example.com', 'not a url', 'file:///etc/passwd']) {
       const err = rejected([registered], set('openai', baseUrl));
       expect(err.code, baseUrl).to.equal('VALIDATION_FAILED');
-      expect(err.status).to.equal(400);
+      expect(httpStatusOf(err)).to.equal(400);
     }
   });
 
@@ -90,7 +91,7 @@ describe('user decider: own LLM credentials', () => {
 
   it('answers USER_NOT_FOUND for a user that does not exist', () => {
     expect(rejected([], set('openai')).code).to.equal('USER_NOT_FOUND');
-    expect(rejected([], remove('openai')).status).to.equal(404);
+    expect(httpStatusOf(rejected([], remove('openai')))).to.equal(404);
   });
 
   it('the event schemas refuse a plaintext key', () => {

@@ -4,7 +4,7 @@ import type { UserEvent } from '../../domain/users/index.js';
 import { loadConfig } from '../../infra/config.js';
 import { llmCredentials, llmProviderFor } from '../../infra/llm/registry.js';
 import { MemoryReadStore } from '../../infra/read-store/memory.js';
-import { readUserLlmCredentials, userLlmCredentialsProjector } from '../../projections/users-llm.js';
+import { readUserLlmCredentials, userLlmCredentialsProjector } from '../../projections/users-llm-credentials.js';
 
 const at = '2026-02-03T00:00:00.000Z';
 let position = 0;

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { requestRun, loadRun } from '../../commands/runs.js';
 import { executeWorkerCommand } from '../../commands/workers.js';
-import { startRunRecovery, type RunRecovery } from '../../consumers/run-recovery.js';
+import { startRunRecovery, type RunRecovery } from '../../consumers/runs-recovery.js';
 import { getProcess } from '../../projections/runs.js';
 import { getWorker } from '../../projections/workers.js';
 import { call } from '../support/http.js';

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import { requireTriggerKey } from '../middleware/trigger-key.js';
+import { defineRoute } from '../route.js';
+import { flowParams, nodeParams } from './flows-support.js';
+import { replyFor, startRun } from './runs-support.js';
+
+const triggerQuery = z.strictObject({ async: z.enum(['true', 'false']).optional() });
+const triggerBody = z.record(z.string(), z.json()).optional();
+const errors = {
+  401: { description: 'INVALID_TRIGGER_KEY: missing or wrong X-Trigger-Key (also for an unknown flow or node)' },
+  403: { description: 'TRIGGER_DISABLED' },
+  404: { description: 'FLOW_NOT_FOUND or NODE_NOT_FOUND (only with a valid key)' },
+  405: { description: 'TRIGGER_METHOD_NOT_ALLOWED' },
+};
+
+/** Public triggers: the X-Trigger-Key proves access; the body becomes the run's inputs. */
+export const publicTriggerRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/public/flows/{flowId}/trigger',
+    operationId: 'triggerFlow',
+    summary: "run a flow through its public trigger (X-Trigger-Key); body = the run's inputs; ?async=true answers 202",
+    tag: 'Triggers',
+    auth: 'none',
+    params: flowParams,
+    query: triggerQuery,
+    body: triggerBody,
+    responses: { 200: { description: 'the finished run' }, 202: { description: 'queued' }, ...errors },
+    async handler(input) {
+      const { flow } = await requireTriggerKey(input.services, input.koa, input.params.flowId, null);
+      const async = input.query.async === 'true';
+      const started = await startRun(input, { flowId: flow.id, mode: 'flow', inputs: input.body ?? {}, async, requestedBy: null, source: 'trigger', scope: null });
+      return replyFor(started, 'flow', null, async);
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/public/flows/{flowId}/nodes/{nodeId}/trigger',
+    operationId: 'triggerNode',
+    summary: "run one node through its public trigger (X-Trigger-Key); body = the run's inputs; ?async=true answers 202",
+    tag: 'Triggers',
+    auth: 'none',
+    params: nodeParams,
+    query: triggerQuery,
+    body: triggerBody,
+    responses: { 200: { description: 'the node result' }, 202: { description: 'queued' }, ...errors },
+    async handler(input) {
+      const { flow } = await requireTriggerKey(input.services, input.koa, input.params.flowId, input.params.nodeId);
+      const async = input.query.async === 'true';
+      const started = await startRun(input, { flowId: flow.id, mode: 'node', nodeId: input.params.nodeId, inputs: input.body ?? {}, async, requestedBy: null, source: 'trigger', scope: null });
+      return replyFor(started, 'node', input.params.nodeId, async);
+    },
+  }),
+];

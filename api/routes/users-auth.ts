@@ -1,0 +1,153 @@
+import { z } from 'zod';
+import { registerUser, requestPasswordReset, resetPassword } from '../../commands/users.js';
+import type { CommandContext } from '../../commands/handle.js';
+import { DomainError } from '../../domain/shared/decider.js';
+import { PASSWORD_MAX_LENGTH, emailSchema, nameSchema, passwordSchema, userStreamId } from '../../domain/users/index.js';
+import { dummyPasswordHash, hashPassword, randomSecret, sha256, verifyPassword } from '../../infra/auth/secrets.js';
+import type { Services } from '../../infra/services.js';
+import { findPasswordHash, findUserByEmail, type UserView } from '../../projections/users.js';
+import { defineRoute } from '../route.js';
+
+const RATE_WINDOW_MS = 60_000;
+
+/** Each key gets RATE_LIMIT_AUTH_PER_MINUTE attempts per minute; the first exhausted one answers 429. */
+function rateLimit(services: Services, ...keys: string[]) {
+  for (const key of keys) services.rateLimiter.hit(`auth:${key}`, services.config.RATE_LIMIT_AUTH_PER_MINUTE, RATE_WINDOW_MS);
+}
+
+export const publicUserSchema = z.object({ id: z.string(), email: z.string(), name: z.string(), createdAt: z.string() });
+const publicUser = (u: Pick<UserView, '_id' | 'email' | 'name' | 'createdAt'>) => ({ id: u._id, email: u.email, name: u.name, createdAt: u.createdAt });
+
+const tokenReply = z.object({ success: z.literal(true), token: z.string(), expiresIn: z.number().describe('seconds'), user: publicUserSchema });
+const invalidCredentials = () => new DomainError('INVALID_CREDENTIALS', 'the email or password is incorrect', 'unauthenticated');
+const invalidResetToken = () => new DomainError('INVALID_RESET_TOKEN', 'the reset token is invalid or has already been used', 'invalid', { field: 'body.token' });
+const FORGOT_REPLY = { success: true, message: 'if an account exists for this email, a password reset link has been sent to it' } as const;
+const NO_USER_ID = 'no-such-user';
+
+/** Reset tokens are `<userId>.<secret>`; only sha256(secret) is recorded. */
+function parseResetToken(token: string): { userId: string; secret: string } | null {
+  const dot = token.indexOf('.');
+  if (dot <= 0) return null;
+  const userId = token.slice(0, dot);
+  const secret = token.slice(dot + 1);
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(userId) || !/^[A-Za-z0-9_-]{16,128}$/.test(secret)) return null;
+  return { userId, secret };
+}
+
+/**
+ * Records the reset request and mails the link. Runs after the answer has gone out, so the
+ * forgot-password response takes the same time whether or not the account exists.
+ */
+async function sendResetLink(services: Services, command: CommandContext, user: UserView) {
+  const secret = randomSecret();
+  const ttlMinutes = services.config.PASSWORD_RESET_TTL_MINUTES;
+  const expiresAt = new Date(command.now.getTime() + ttlMinutes * 60_000).toISOString();
+  await requestPasswordReset(services.eventStore, { ...command, actorId: user._id }, user._id, sha256(secret), expiresAt);
+  const token = `${user._id}.${secret}`;
+  const link = `${services.config.FRONTEND_URL.replace(/\/+$/, '')}/reset-password?token=${encodeURIComponent(token)}`;
+  await services.mailer.send({
+    to: user.email,
+    subject: 'Reset your password',
+    text: `Someone asked to reset the password of your account.\n\nOpen this link within ${ttlMinutes} minutes to choose a new password:\n${link}\n\nIf it was not you, ignore this mail; your password stays as it is.`,
+  });
+}
+
+export const authRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/auth/register',
+    operationId: 'register',
+    summary: 'register a new user; 201 with the user and a token (personal workspace)',
+    tag: 'Authentication',
+    auth: 'none',
+    body: z.strictObject({ email: emailSchema, password: passwordSchema, name: nameSchema }),
+    responses: {
+      201: { description: 'registered', schema: z.object({ success: z.literal(true), user: publicUserSchema, token: z.string(), expiresIn: z.number() }) },
+      409: { description: 'EMAIL_TAKEN: an account with this email (case-insensitive) exists' },
+      429: { description: 'RATE_LIMITED (per IP), with Retry-After' },
+    },
+    async handler({ body, services, command, settle, koa }) {
+      rateLimit(services, `register:ip:${koa.request.ip}`);
+      const userId = services.newId();
+      const passwordHash = await hashPassword(body.password);
+      const result = await registerUser(services.eventStore, { ...command, actorId: userId }, { userId, email: body.email, name: body.name, passwordHash });
+      // The authenticator reads the users model: the token must not come back before the user is there.
+      await settle(result.position, userStreamId(userId));
+      const { token, expiresIn } = await services.tokens.issue({ userId, orgId: null, workspaceId: null });
+      const user = { id: userId, email: body.email, name: body.name, createdAt: command.now.toISOString() };
+      return { status: 201, body: { success: true, user, token, expiresIn } };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/auth/login',
+    operationId: 'login',
+    summary: 'log in with email and password; 200 with token, expiresIn, user',
+    tag: 'Authentication',
+    auth: 'none',
+    // No length policy here: it would only tell an attacker the rules, and older passwords stay usable.
+    body: z.strictObject({ email: emailSchema, password: z.string().min(1).max(PASSWORD_MAX_LENGTH) }),
+    responses: {
+      200: { description: 'logged in', schema: tokenReply },
+      401: { description: 'INVALID_CREDENTIALS: unknown email or wrong password (one answer for both)' },
+      429: { description: 'RATE_LIMITED (per IP and per email), with Retry-After' },
+    },
+    async handler({ body, services, koa }) {
+      rateLimit(services, `login:ip:${koa.request.ip}`, `login:email:${body.email}`);
+      const user = await findUserByEmail(services.readStore, body.email);
+      // Same reads and the same scrypt work whether or not the account exists (or has a password).
+      const stored = await findPasswordHash(services.readStore, user?._id ?? NO_USER_ID);
+      const matches = await verifyPassword(body.password, stored ?? (await dummyPasswordHash()));
+      if (!user || !stored || !matches) throw invalidCredentials();
+      const { token, expiresIn } = await services.tokens.issue({ userId: user._id, orgId: user.activeOrgId, workspaceId: user.activeWorkspaceId });
+      return { status: 200, body: { success: true, token, expiresIn, user: publicUser(user) } };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/auth/forgot-password',
+    operationId: 'forgotPassword',
+    summary: 'request a password reset; the same answer whether or not the email exists',
+    tag: 'Authentication',
+    auth: 'none',
+    body: z.strictObject({ email: emailSchema }),
+    responses: {
+      200: { description: 'accepted (a link is mailed if the account exists)', schema: z.object({ success: z.literal(true), message: z.string() }) },
+      429: { description: 'RATE_LIMITED (per IP and per email), with Retry-After' },
+    },
+    async handler({ body, services, command, koa }) {
+      rateLimit(services, `forgot:ip:${koa.request.ip}`, `forgot:email:${body.email}`);
+      const user = await findUserByEmail(services.readStore, body.email);
+      if (user) {
+        void sendResetLink(services, command, user).catch((err: Error) =>
+          services.logger.error({ userId: user._id, error: err.message, requestId: command.requestId }, 'password reset request failed'),
+        );
+      }
+      return { status: 200, body: FORGOT_REPLY };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/auth/reset-password',
+    operationId: 'resetPassword',
+    summary: 'set a new password with the emailed single-use token; tokens issued before stop working',
+    tag: 'Authentication',
+    auth: 'none',
+    body: z.strictObject({ token: z.string().min(1).max(512), password: passwordSchema }),
+    responses: {
+      200: { description: 'password changed', schema: z.object({ success: z.literal(true), message: z.string() }) },
+      400: { description: 'INVALID_RESET_TOKEN (unknown, superseded or used) or RESET_TOKEN_EXPIRED, or invalid input' },
+      429: { description: 'RATE_LIMITED (per IP and per account), with Retry-After' },
+    },
+    async handler({ body, services, command, settle, koa }) {
+      rateLimit(services, `reset:ip:${koa.request.ip}`);
+      const parsed = parseResetToken(body.token);
+      if (!parsed) throw invalidResetToken();
+      rateLimit(services, `reset:user:${parsed.userId}`);
+      const passwordHash = await hashPassword(body.password);
+      const result = await resetPassword(services.eventStore, { ...command, actorId: parsed.userId }, parsed.userId, sha256(parsed.secret), passwordHash);
+      await settle(result.position, userStreamId(parsed.userId));
+      return { status: 200, body: { success: true, message: 'the password has been changed; sign in again' } };
+    },
+  }),
+];

@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import { setUserLlmCredential } from '../../commands/users-llm-credentials.js';
+import { userLlmProviderSchema, userStreamId } from '../../domain/users/index.js';
+import { mask } from '../../infra/auth/sealed-box.js';
+import type { Services } from '../../infra/services.js';
+import { listUserLlmCredentialsSealed } from '../../projections/users-llm-credentials.js';
+import { defineRoute } from '../route.js';
+import { llmCredentialBody } from './llm-credentials.js';
+
+const tag = 'Profile';
+const credentialSchema = z.object({
+  provider: userLlmProviderSchema,
+  apiKeyMasked: z.string().nullable().describe('null when the key was sealed under an encryption key that has since changed'),
+  baseUrl: z.string().nullable(),
+  updatedAt: z.string(),
+});
+const credentialsReply = z.object({ success: z.literal(true), credentials: z.array(credentialSchema) });
+
+/** Masked only; a key that can no longer be opened shows as null, not as an error. */
+async function maskedCredentials(services: Services, userId: string) {
+  const sealed = await listUserLlmCredentialsSealed(services.readStore, userId);
+  return sealed.map((c) => {
+    let apiKeyMasked: string | null;
+    try {
+      apiKeyMasked = mask(services.sealedBox.open(c.sealedApiKey));
+    } catch {
+      apiKeyMasked = null;
+    }
+    return { provider: c.provider as z.infer<typeof userLlmProviderSchema>, apiKeyMasked, baseUrl: c.baseUrl, updatedAt: c.updatedAt };
+  });
+}
+
+const credentialBody = llmCredentialBody(userLlmProviderSchema);
+
+/** The user's own LLM provider keys, used in the personal workspace (an organization's workspace uses the organization's). */
+export const userLlmRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/users/me/llm-credentials',
+    operationId: 'getMyLlmCredentials',
+    summary: "the authenticated user's own LLM provider credentials, masked",
+    tag,
+    auth: 'bearer',
+    responses: { 200: { description: 'masked credentials', schema: credentialsReply }, 401: { description: 'no valid credential' } },
+    async handler({ principal, services }) {
+      return { status: 200, body: { success: true, credentials: await maskedCredentials(services, principal!.userId) } };
+    },
+  }),
+  defineRoute({
+    method: 'PUT',
+    path: '/users/me/llm-credentials',
+    operationId: 'setMyLlmCredential',
+    summary: "set one provider's API key for the personal workspace (encrypted at rest), or remove it with apiKey: null",
+    tag,
+    auth: 'bearer',
+    body: credentialBody,
+    responses: {
+      200: { description: 'all credentials, masked', schema: credentialsReply },
+      400: { description: 'VALIDATION_FAILED: unknown provider, openai_compatible without baseUrl, unknown field' },
+      401: { description: 'no valid credential' },
+    },
+    async handler({ body, principal, services, command, settle }) {
+      const userId = principal!.userId;
+      const input = { provider: body.provider, apiKey: body.apiKey, baseUrl: body.baseUrl ?? null };
+      const result = await setUserLlmCredential(services.eventStore, command, userId, input, (key) => services.sealedBox.seal(key));
+      await settle(result.position, userStreamId(userId));
+      return { status: 200, body: { success: true, credentials: await maskedCredentials(services, userId) } };
+    },
+  }),
+];

@@ -1,0 +1,204 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { executeFlowCommand } from '../commands/flows.js';
+import type { CommandContext } from '../commands/handle.js';
+import { recordLlmSpend } from '../commands/orgs-budget.js';
+import { executeRunCommand, loadRun } from '../commands/runs.js';
+import {
+  conditionalResultOf,
+  conditionsOf,
+  effectiveNodeData,
+  evaluateCondition,
+  graphIndex,
+  isFinished,
+  nextSteps,
+  nodeInputs,
+  nodeStateOf,
+  RunInputError,
+  toHistoryUsage,
+  type ConditionalResult,
+  type NodeError,
+  type NodeUsage,
+  type RunState,
+} from '../domain/runs/index.js';
+import { DomainError } from '../domain/shared/decider.js';
+import { isLlmAbort, isLlmProviderError } from '../infra/ports/llm.js';
+import type { Services } from '../infra/services.js';
+import { answerPromptCondition, nodeKindFor, nodeKindsFor } from './runs-kinds/index.js';
+import { llmCapabilityFor } from './runs-llm.js';
+
+/**
+ * Executes one claimed run node by node, recording each step through the run aggregate. Used by
+ * the run worker (async runs) and by the API process itself (synchronous runs, claimed in the
+ * same decision that requested them). The aggregate decides everything that follows from a step
+ * (skips, the run's end); this loop only does the I/O and bounds concurrency and time.
+ */
+
+/** This process's worker identity: a restarted process is a different worker (crash resume). */
+export const LOCAL_WORKER_ID = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+
+/** One AbortController per run this process executes, so a stop reaches in-flight provider calls. */
+const running = new Map<string, AbortController>();
+
+export const isExecutingHere = (processId: string) => running.has(processId);
+export function abortRun(processId: string, reason = 'stop requested') {
+  running.get(processId)?.abort(new Error(reason));
+}
+
+/** Between steps the loop re-reads the run at least this often, so a stop issued elsewhere is seen. */
+const POLL_MS = 250;
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal.aborted) return reject(new RunInputError('ABORTED', 'the run was stopped'));
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new RunInputError('ABORTED', 'the run was stopped'));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+
+function contextFor(services: Services, run: RunState, correlationId: string): CommandContext {
+  return { actorId: null, orgId: run.orgId, workspaceId: run.workspaceId, correlationId, causationId: null, requestId: null, now: services.now() };
+}
+
+function errorOf(err: unknown, signal: AbortSignal, timedOut: boolean): NodeError {
+  if (timedOut) return { code: 'TIMEOUT', message: 'the node did not finish within NODE_TIMEOUT_MS' };
+  if (signal.aborted || isLlmAbort(err)) return { code: 'ABORTED', message: 'the run was stopped' };
+  if (isLlmProviderError(err)) return { code: err.code, message: err.message, provider: err.provider };
+  if (err instanceof RunInputError || err instanceof DomainError) return { code: err.code, message: err.message };
+  const e = err as { code?: unknown; message?: unknown };
+  return { code: typeof e?.code === 'string' ? e.code : 'NODE_ERROR', message: String(e?.message ?? err) };
+}
+
+const addUsage = (a: NodeUsage, b: NodeUsage): NodeUsage => ({
+  ...a,
+  total_tokens: a.total_tokens + b.total_tokens,
+  prompt_tokens: (a.prompt_tokens ?? 0) + (b.prompt_tokens ?? 0),
+  completion_tokens: (a.completion_tokens ?? 0) + (b.completion_tokens ?? 0),
+  cost: a.cost + b.cost,
+});
+
+export async function executeRun(services: Services, processId: string, workerId: string): Promise<RunState> {
+  if (running.has(processId)) return loadRun(services.eventStore, processId);
+  const controller = new AbortController();
+  running.set(processId, controller);
+  const correlationId = randomUUID();
+  let run = await loadRun(services.eventStore, processId);
+  const kinds = nodeKindsFor(services);
+  const llm = llmCapabilityFor(services, run.orgId, run.ownerId);
+  const inFlight = new Map<string, Promise<void>>();
+  const ctx = () => contextFor(services, run, correlationId);
+
+  async function runNode(nodeId: string) {
+    const started = await executeRunCommand(services.eventStore, ctx(), processId, { type: 'StartNode', workerId, nodeId });
+    const attempt = nodeStateOf(started.state, nodeId)!.attempts;
+    const node = graphIndex(started.state.definition).byId.get(nodeId)!;
+    const data = effectiveNodeData(node, started.state);
+    const nodeTimeout = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      nodeTimeout.abort(new Error('timeout'));
+    }, services.config.NODE_TIMEOUT_MS);
+    const signal = AbortSignal.any([controller.signal, nodeTimeout.signal]);
+    const begin = performance.now();
+    try {
+      const kind = nodeKindFor(kinds, { ...node, data });
+      const inputs = nodeInputs(started.state.definition, started.state, nodeId);
+      const context = { ...inputs, processId, flowId: run.flowId, orgId: run.orgId, userId: run.ownerId, signal, llm, sleep };
+      const result = await kind.execute({ ...node, data }, context);
+      let usage: NodeUsage = result.usage ?? { total_tokens: 0, cost: 0 };
+      const conditionalResults: ConditionalResult[] = [];
+      for (const [index, condition] of conditionsOf({ ...node, data }).entries()) {
+        if (condition.usePrompt) {
+          const answer = await answerPromptCondition(services, { orgId: run.orgId, userId: run.ownerId }, data, condition, result.output, signal);
+          usage = addUsage(usage, answer.usage);
+          conditionalResults.push(conditionalResultOf(condition, index, answer.result));
+        } else {
+          conditionalResults.push(conditionalResultOf(condition, index, evaluateCondition(condition, result.output)));
+        }
+      }
+      const executionTime = Math.round(performance.now() - begin);
+      try {
+        await executeRunCommand(services.eventStore, ctx(), processId, {
+          type: 'CompleteNode', workerId, nodeId, attempt, output: result.output ?? null, metadata: result.metadata ?? {}, conditionalResults, usage, executionTime,
+        });
+      } catch (err) {
+        if (!(err instanceof DomainError && err.code === 'OUTPUT_TOO_LARGE')) throw err;
+        await executeRunCommand(services.eventStore, ctx(), processId, { type: 'FailNode', workerId, nodeId, attempt, error: { code: err.code, message: err.message }, executionTime });
+      }
+      await afterNode(nodeId, 'completed', result.output ?? null, null, usage, executionTime);
+    } catch (err) {
+      // A stop aborts in-flight calls; the node is not failed for it: the run ends as stopped.
+      if (controller.signal.aborted && !timedOut) return;
+      const error = errorOf(err, signal, timedOut);
+      const executionTime = Math.round(performance.now() - begin);
+      await executeRunCommand(services.eventStore, ctx(), processId, { type: 'FailNode', workerId, nodeId, attempt, error, executionTime });
+      await afterNode(nodeId, 'failed', null, `${error.code}: ${error.message}`, null, executionTime);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Side effects outside the run stream; their failure never fails the run. */
+  async function afterNode(nodeId: string, status: 'completed' | 'failed', output: unknown, error: string | null, usage: NodeUsage | null, executionTime: number) {
+    try {
+      if (usage && usage.cost > 0 && run.orgId) {
+        await recordLlmSpend(services.eventStore, ctx(), { orgId: run.orgId, amountUsd: usage.cost, runId: processId, spendId: `${processId}:${nodeId}` });
+      }
+      if (run.saveToHistory) {
+        await executeFlowCommand(services.eventStore, ctx(), run.flowId, {
+          type: 'RecordNodeExecution', nodeId, entryId: services.newId(), processId, status, output, error, usage: usage ? toHistoryUsage(usage) : null, executionTime,
+        });
+      }
+    } catch (err) {
+      services.logger.warn({ processId, nodeId, err: (err as Error).message }, 'recording a node execution outside the run failed');
+    }
+  }
+
+  try {
+    for (;;) {
+      run = await loadRun(services.eventStore, processId);
+      if (!run.exists || isFinished(run.status) || run.workerId !== workerId) break;
+      if (run.stopRequested) controller.abort(new Error('stop requested'));
+      const steps = nextSteps(run.definition, run);
+      if (!controller.signal.aborted) {
+        for (const nodeId of steps.ready) {
+          if (inFlight.size >= services.config.RUN_CONCURRENCY) break;
+          if (inFlight.has(nodeId)) continue;
+          const work = runNode(nodeId)
+            .catch((err) => {
+              // NODE_NOT_READY and friends: the run moved on (a stop, another worker); the next loop sees why.
+              if (!(err instanceof DomainError)) throw err;
+            })
+            .finally(() => inFlight.delete(nodeId));
+          inFlight.set(nodeId, work);
+        }
+      }
+      if (inFlight.size === 0) {
+        if (run.stopRequested) await executeRunCommand(services.eventStore, ctx(), processId, { type: 'ConfirmStop', workerId });
+        else if (steps.ready.length === 0) break;
+        continue;
+      }
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([...inFlight.values(), new Promise((r) => (timer = setTimeout(r, POLL_MS)))]);
+      clearTimeout(timer);
+    }
+  } catch (err) {
+    services.logger.error({ processId, err: (err as Error).message }, 'run execution failed');
+    await Promise.allSettled(inFlight.values());
+    try {
+      await executeRunCommand(services.eventStore, ctx(), processId, { type: 'FailRun', workerId, code: 'EXECUTION_ERROR', reason: (err as Error).message });
+    } catch {
+      // Already finished, or the store is gone; a resume will look at it again.
+    }
+  } finally {
+    running.delete(processId);
+  }
+  return loadRun(services.eventStore, processId);
+}

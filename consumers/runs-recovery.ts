@@ -1,0 +1,133 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { handleCommand, type CommandContext } from '../commands/handle.js';
+import { executeRunCommand, loadRun } from '../commands/runs.js';
+import { executeWorkerCommand } from '../commands/workers.js';
+import { runDecider, runStreamId, type RunState } from '../domain/runs/index.js';
+import { DomainError } from '../domain/shared/decider.js';
+import { isRunAbandoned, isWorkerDead, processOfWorkerId } from '../domain/workers/index.js';
+import type { ProcessDoc } from '../projections/runs.js';
+import { getWorker } from '../projections/workers.js';
+import type { Services } from '../infra/services.js';
+import { executeRun, isExecutingHere, LOCAL_WORKER_ID } from './runs-executor.js';
+
+/**
+ * Worker presence and crash recovery, one per process that runs the worker consumers. It records
+ * WorkerStarted, then a WorkerHeartbeat every interval, and WorkerStopped on a graceful stop. Once
+ * at start and then every interval it looks for running runs whose worker is dead (stopped, or
+ * silent for 3 intervals), takes them over with ResumeRun and executes them from their last
+ * completed node. Two recovering workers racing for one run are safe: ResumeRun is appended with
+ * the revision the judgement was made on, so the loser gets a conflict and moves on.
+ */
+
+/** Runs looked at per scan; the rest wait for the next scan. */
+const SCAN_LIMIT = 100;
+
+export interface RunRecovery {
+  readonly workerId: string;
+  /** One scan now (tests, and the scan at start); resolves when the resumed runs are claimed, not finished. */
+  scan(): Promise<string[]>;
+  stop(): Promise<void>;
+}
+
+export async function startRunRecovery(services: Services, workerName: string, role: string, intervalMs = services.config.WORKER_HEARTBEAT_MS): Promise<RunRecovery> {
+  // Presence is per process: the executor's ids for this process all end with LOCAL_WORKER_ID.
+  const presenceId = LOCAL_WORKER_ID;
+  const runWorkerId = `${workerName}@${LOCAL_WORKER_ID}`;
+  const log = services.logger.child({ component: 'run-recovery', workerId: presenceId });
+  const context = (): CommandContext => ({ actorId: null, orgId: null, workspaceId: null, correlationId: randomUUID(), causationId: null, requestId: null, now: services.now() });
+
+  await executeWorkerCommand(services.eventStore, context(), presenceId, { type: 'StartWorker', workerId: presenceId, host: hostname(), pid: process.pid, role, heartbeatMs: intervalMs });
+
+  async function holderIsDead(run: RunState, doc: ProcessDoc): Promise<boolean> {
+    if (!run.workerId) return false;
+    const holder = processOfWorkerId(run.workerId);
+    if (holder === presenceId) return false; // this process is alive by definition
+    const worker = await getWorker(services.readStore, holder);
+    if (worker) return isWorkerDead(worker, services.now(), intervalMs);
+    return isRunAbandoned(run.updatedAt || doc.updatedAt, services.now(), services.config.NODE_TIMEOUT_MS, intervalMs);
+  }
+
+  /** Takes one run over; true when this worker now executes it. */
+  async function recover(doc: ProcessDoc): Promise<boolean> {
+    const processId = doc._id;
+    if (isExecutingHere(processId)) return false;
+    const run = await loadRun(services.eventStore, processId);
+    if (run.status !== 'running' || !(await holderIsDead(run, doc))) return false;
+    const ctx = { ...context(), orgId: run.orgId, workspaceId: run.workspaceId };
+    let resumed;
+    try {
+      resumed = await handleCommand(services.eventStore, {
+        streamId: runStreamId(processId),
+        decider: runDecider,
+        command: { type: 'ResumeRun', workerId: runWorkerId, at: ctx.now.toISOString() },
+        context: ctx,
+        expectedRevision: run.version,
+      });
+    } catch (err) {
+      if (err instanceof DomainError && (err.kind === 'precondition_failed' || err.kind === 'conflict')) return false; // another worker won, or the run moved on
+      // Anything else means the run cannot be taken over as it is: end it with the reason rather than leave it running.
+      await failRun(processId, ctx, `the run could not be resumed: ${(err as Error).message}`);
+      return false;
+    }
+    log.warn({ processId, previousWorkerId: run.workerId, status: resumed.state.status }, 'took over a run from a dead worker');
+    if (resumed.state.status !== 'running' || resumed.state.workerId !== runWorkerId) return false; // failed (interrupted too often) or stopped
+    void executeRun(services, processId, runWorkerId).catch(async (err) => {
+      log.error({ processId, err: (err as Error).message }, 'resumed run failed to execute');
+      await failRun(processId, { ...ctx, now: services.now() }, `the resumed run could not execute: ${(err as Error).message}`);
+    });
+    return true;
+  }
+
+  async function failRun(processId: string, ctx: CommandContext, reason: string) {
+    try {
+      await executeRunCommand(services.eventStore, ctx, processId, { type: 'FailRun', code: 'RESUME_FAILED', reason });
+    } catch (err) {
+      log.error({ processId, err: (err as Error).message }, 'could not fail a run that cannot resume');
+    }
+  }
+
+  async function scan(): Promise<string[]> {
+    const docs = await services.readStore.collection<ProcessDoc>('processes').find({ status: 'running' }, { sort: { updatedAt: 1 }, limit: SCAN_LIMIT });
+    const taken: string[] = [];
+    for (const doc of docs) {
+      try {
+        if (await recover(doc)) taken.push(doc._id);
+      } catch (err) {
+        log.error({ processId: doc._id, err: (err as Error).message }, 'recovering a run failed; retrying at the next scan');
+      }
+    }
+    return taken;
+  }
+
+  let stopped = false;
+  let busy: Promise<unknown> = Promise.resolve();
+  async function tick() {
+    try {
+      await executeWorkerCommand(services.eventStore, context(), presenceId, { type: 'RecordHeartbeat' });
+      await scan();
+    } catch (err) {
+      log.error({ err: (err as Error).message }, 'heartbeat or recovery scan failed');
+    }
+  }
+  const timer = setInterval(() => {
+    if (stopped) return;
+    busy = busy.then(tick);
+  }, intervalMs);
+  timer.unref();
+  busy = busy.then(() => scan().catch((err) => log.error({ err: (err as Error).message }, 'recovery scan at start failed')));
+
+  return {
+    workerId: presenceId,
+    scan,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      clearInterval(timer);
+      await busy;
+      await executeWorkerCommand(services.eventStore, context(), presenceId, { type: 'StopWorker' }).catch((err) =>
+        log.warn({ err: (err as Error).message }, 'could not record the worker stop'),
+      );
+    },
+  };
+}

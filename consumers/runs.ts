@@ -1,0 +1,48 @@
+import { randomUUID } from 'node:crypto';
+import { executeRunCommand, loadRun } from '../commands/runs.js';
+import { DomainError } from '../domain/shared/decider.js';
+import type { RecordedEvent } from '../domain/shared/events.js';
+import type { Consumer } from '../infra/ports/bus.js';
+import type { Services } from '../infra/services.js';
+import { abortRun, executeRun, LOCAL_WORKER_ID } from './runs-executor.js';
+
+/**
+ * Executes async runs. On RunRequested it claims the run (ClaimRun with this process's worker id)
+ * and executes it in the background: the handler returns at once, so the same consumer keeps
+ * receiving RunStopRequested for the runs it executes (per-stream order would otherwise hold the
+ * stop back until the run ended). A RunRequested for a run already claimed or finished does
+ * nothing, which makes redelivery harmless.
+ */
+export function runWorker(services: Services, workerName: string): Consumer {
+  const workerId = `${workerName}@${LOCAL_WORKER_ID}`;
+  return {
+    name: 'run-worker',
+    categories: ['run'],
+    async handle(event: RecordedEvent) {
+      const processId = event.streamId.slice('run-'.length);
+      if (event.type === 'RunStopRequested') {
+        abortRun(processId);
+        return;
+      }
+      if (event.type !== 'RunRequested') return;
+      const run = await loadRun(services.eventStore, processId);
+      if (run.status !== 'queued' || run.stopRequested) return;
+      const context = {
+        actorId: null,
+        orgId: run.orgId,
+        workspaceId: run.workspaceId,
+        correlationId: event.metadata.correlationId ?? randomUUID(),
+        causationId: event.id,
+        requestId: null,
+        now: services.now(),
+      };
+      try {
+        await executeRunCommand(services.eventStore, context, processId, { type: 'ClaimRun', workerId });
+      } catch (err) {
+        if (err instanceof DomainError) return; // claimed by another worker, stopped or finished meanwhile
+        throw err;
+      }
+      void executeRun(services, processId, workerId).catch((err) => services.logger.error({ processId, err: (err as Error).message }, 'run worker failed'));
+    },
+  };
+}

@@ -1,0 +1,77 @@
+import { DomainError, type Decider } from '../shared/decider.js';
+import { workerEventSchemas, type WorkerEvent } from './events.js';
+
+export type WorkerCommand =
+  | { type: 'StartWorker'; workerId: string; host: string; pid: number; role: string; heartbeatMs: number; at: string }
+  | { type: 'RecordHeartbeat'; at: string }
+  | { type: 'StopWorker'; at: string };
+
+export interface WorkerState {
+  exists: boolean;
+  workerId: string;
+  host: string;
+  pid: number;
+  role: string;
+  heartbeatMs: number;
+  startedAt: string | null;
+  lastHeartbeatAt: string | null;
+  stoppedAt: string | null;
+}
+
+export const initialWorkerState: WorkerState = {
+  exists: false,
+  workerId: '',
+  host: '',
+  pid: 0,
+  role: '',
+  heartbeatMs: 0,
+  startedAt: null,
+  lastHeartbeatAt: null,
+  stoppedAt: null,
+};
+
+export const workerStreamId = (workerId: string) => `worker-${workerId}`;
+
+export function evolveWorker(state: WorkerState, event: WorkerEvent): WorkerState {
+  switch (event.type) {
+    case 'WorkerStarted': {
+      const { workerId, host, pid, role, heartbeatMs, at } = event.data;
+      return { exists: true, workerId, host, pid, role, heartbeatMs, startedAt: at, lastHeartbeatAt: at, stoppedAt: null };
+    }
+    case 'WorkerHeartbeat':
+      return { ...state, lastHeartbeatAt: event.data.at };
+    case 'WorkerStopped':
+      return { ...state, stoppedAt: event.data.at };
+    default:
+      return state;
+  }
+}
+
+/** A worker id names one process incarnation: it starts once, beats until it stops, and never comes back. */
+export function decideWorker(command: WorkerCommand, state: WorkerState): WorkerEvent[] {
+  switch (command.type) {
+    case 'StartWorker': {
+      const { workerId, host, pid, role, heartbeatMs, at } = command;
+      // The same announcement again (a retry, or a second component of the same process) is no event.
+      const same = state.host === host && state.pid === pid && state.role === role && state.heartbeatMs === heartbeatMs;
+      if (state.exists && same && !state.stoppedAt) return [];
+      if (state.exists) throw new DomainError('WORKER_ALREADY_STARTED', `worker ${command.workerId} already started`, 'conflict');
+      return [{ type: 'WorkerStarted', data: { workerId, host, pid, role, heartbeatMs, at } }];
+    }
+    case 'RecordHeartbeat':
+      if (!state.exists) throw new DomainError('WORKER_NOT_FOUND', 'worker not found', 'not_found');
+      if (state.stoppedAt) throw new DomainError('WORKER_STOPPED', `worker ${state.workerId} has stopped`, 'conflict');
+      return [{ type: 'WorkerHeartbeat', data: { at: command.at } }];
+    case 'StopWorker':
+      if (!state.exists) throw new DomainError('WORKER_NOT_FOUND', 'worker not found', 'not_found');
+      if (state.stoppedAt) return [];
+      return [{ type: 'WorkerStopped', data: { at: command.at } }];
+  }
+}
+
+export const workerDecider: Decider<WorkerCommand, WorkerState, WorkerEvent> = {
+  initialState: initialWorkerState,
+  eventSchemas: workerEventSchemas,
+  evolve: evolveWorker,
+  decide: decideWorker,
+};
