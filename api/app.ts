@@ -1,7 +1,7 @@
 import Koa from 'koa';
 import { Router } from '@koa/router';
 import { koaBody } from 'koa-body';
-import type { Services } from '../infra/services.js';
+import type { Services } from '../infra/ports/services.js';
 import type { CommandContext } from '../commands/handle.js';
 import { docsPage } from './docs-page.js';
 import { errorHandler } from './middleware/error-handler.js';

@@ -1,8 +1,8 @@
 import type { Context } from 'koa';
 import type { z } from 'zod';
 import type { CommandContext } from '../commands/handle.js';
-import type { Services } from '../infra/services.js';
-import type { Principal } from '../infra/auth/principal.js';
+import type { Services } from '../infra/ports/services.js';
+import type { Principal } from '../domain/shared/principal.js';
 import type { RequiredPermission } from '../domain/shared/permissions.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

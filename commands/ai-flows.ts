@@ -3,7 +3,7 @@ import { spendPeriodOf, spendStreamId } from '../domain/orgs/spend.js';
 import { DomainError } from '../domain/shared/decider.js';
 import { assertWithinBudget, catalogueOf, isKnownModel, llmCredentials, llmProviderFor, type LlmCaller } from '../infra/llm/registry.js';
 import { LLM_PROVIDER_IDS, type LlmProviderId, type LlmResult } from '../infra/ports/llm.js';
-import type { Services } from '../infra/services.js';
+import type { Services } from '../infra/ports/services.js';
 import { checkAnswer, type DesignedFlow, type DesignProblem } from './ai-flows-check.js';
 import { attemptMessages, type NodeModelHint } from './ai-flows-schema.js';
 import type { CommandContext } from './handle.js';

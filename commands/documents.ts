@@ -3,7 +3,7 @@ import {
   type IndexSpecData, type JsonDocument,
 } from '../domain/documents/index.js';
 import { DomainError } from '../domain/shared/decider.js';
-import type { Principal } from '../infra/auth/principal.js';
+import type { Principal } from '../domain/shared/principal.js';
 import type { EventStore } from '../infra/ports/event-store.js';
 import type { Update } from '../infra/ports/read-store.js';
 import { UnsupportedError } from '../infra/read-store/guards.js';

@@ -1,5 +1,5 @@
 import { flowDecider, flowStreamId, type FlowCommand, type FlowScope } from '../domain/flows/index.js';
-import type { Principal } from '../infra/auth/principal.js';
+import type { Principal } from '../domain/shared/principal.js';
 import type { EventStore } from '../infra/ports/event-store.js';
 import { handleCommand, type CommandContext } from './handle.js';
 

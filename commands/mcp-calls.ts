@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { McpEvent, McpEventType, McpScope } from '../domain/mcp/index.js';
-import type { Services } from '../infra/services.js';
+import type { Services } from '../infra/ports/services.js';
 import type { CommandContext } from './handle.js';
 import { connectWaitMs, visibleServer } from './mcp-connection.js';
 import { McpOutcomeError, mcpError, notConnected } from './mcp-errors.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type McpScope, type McpServerState, isMcpServerVisibleTo } from '../domain/mcp/index.js';
 import { DomainError } from '../domain/shared/decider.js';
-import type { Services } from '../infra/services.js';
+import type { Services } from '../infra/ports/services.js';
 import type { CommandContext } from './handle.js';
 import { executeMcpCommand, loadMcpServer } from './mcp.js';
 import { McpOutcomeError, mcpError } from './mcp-errors.js';

@@ -13,11 +13,11 @@ import {
   type PlainEndpoint,
 } from '../domain/mcp/index.js';
 import { DomainError } from '../domain/shared/decider.js';
-import type { Principal } from '../infra/auth/principal.js';
+import type { Principal } from '../domain/shared/principal.js';
 import { OutboundError } from '../infra/http/outbound.js';
 import { isStdioCommandAllowed } from '../infra/mcp/stdio-policy.js';
 import { checkMcpUrl } from '../infra/mcp/url-policy.js';
-import type { Services } from '../infra/services.js';
+import type { Services } from '../infra/ports/services.js';
 import { handleCommand, loadState, type CommandContext } from './handle.js';
 
 /** What a registration names (the route's body and POST /kv/configure-mcp's call). */

@@ -2,7 +2,7 @@ import { reservationDecider } from '../domain/reservations/index.js';
 import { DomainError, fold } from '../domain/shared/decider.js';
 import { NAME_MAX_LENGTH, avatarUrlSchema, emailSchema, userStreamId } from '../domain/users/index.js';
 import type { EventStore } from '../infra/ports/event-store.js';
-import type { Services } from '../infra/services.js';
+import type { Services } from '../infra/ports/services.js';
 import type { CommandContext } from './handle.js';
 import { claimReservation, reservationStreamId } from './reservations.js';
 import { EMAIL_SCOPE, emailTaken, registerUser, releaseQuietly, runUserCommand } from './users-registration.js';

@@ -1,5 +1,5 @@
 import type { Consumer } from '../infra/ports/bus.js';
-import type { Services } from '../infra/services.js';
+import type { Services } from '../infra/ports/services.js';
 import { probeAcknowledger } from './probes.js';
 import { runWorker } from './runs.js';
 import { mcpConsumers } from './mcp.js';

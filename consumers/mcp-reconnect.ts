@@ -1,7 +1,7 @@
 import { executeMcpCommand, loadMcpServer } from '../commands/mcp.js';
 import { connectWaitMs } from '../commands/mcp-connection.js';
 import { dueReconnects } from '../projections/mcp.js';
-import type { Services } from '../infra/services.js';
+import type { Services } from '../infra/ports/services.js';
 import { randomUUID } from 'node:crypto';
 import { workerContext } from './mcp-worker.js';
 

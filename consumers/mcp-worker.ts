@@ -7,7 +7,7 @@ import { serverIdOfStream } from '../domain/mcp/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { McpConnection, McpEndpoint } from '../infra/mcp/client.js';
 import type { HeldConnection } from '../infra/mcp/runtime.js';
-import type { Services } from '../infra/services.js';
+import type { Services } from '../infra/ports/services.js';
 
 /**
  * The worker side of MCP: opens and closes connections and serves calls, recording every outcome

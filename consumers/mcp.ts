@@ -1,6 +1,6 @@
 import { MCP_CATEGORY } from '../domain/mcp/index.js';
 import type { Consumer } from '../infra/ports/bus.js';
-import type { Services } from '../infra/services.js';
+import type { Services } from '../infra/ports/services.js';
 import { McpReconnector } from './mcp-reconnect.js';
 import { McpWorker } from './mcp-worker.js';
 

@@ -4,7 +4,7 @@ import { executeWebhookCommand, loadWebhook, scheduleDelivery } from '../command
 import type { RecordedEvent } from '../domain/shared/events.js';
 import { DELIVERY_CATEGORY, webhookBodyOf, webhookEventTypeOf, wantsEvent, type DeliveryEvent } from '../domain/messaging-webhooks/index.js';
 import type { Consumer } from '../infra/ports/bus.js';
-import type { Services } from '../infra/services.js';
+import type { Services } from '../infra/ports/services.js';
 
 const SESSION_CATEGORY = 'msgsession';
 

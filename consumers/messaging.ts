@@ -3,7 +3,7 @@ import type { CommandContext } from '../commands/handle.js';
 import { sessionIdOfAddress, sessionIdOfStream, MSG_SESSION_CATEGORY, type MessagingEventOf } from '../domain/messaging/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { Consumer } from '../infra/ports/bus.js';
-import type { Services } from '../infra/services.js';
+import type { Services } from '../infra/ports/services.js';
 
 /** The messaging context's reactions in the worker role. */
 export function messagingConsumers(services: Services, _workerId: string): Consumer[] {

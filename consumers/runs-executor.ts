@@ -23,7 +23,7 @@ import {
 } from '../domain/runs/index.js';
 import { DomainError } from '../domain/shared/decider.js';
 import { isLlmAbort, isLlmProviderError } from '../infra/ports/llm.js';
-import type { Services } from '../infra/services.js';
+import type { Services } from '../infra/ports/services.js';
 import { answerPromptCondition, nodeKindFor, nodeKindsFor } from './runs-kinds/index.js';
 import { llmCapabilityFor } from './runs-llm.js';
 

@@ -1,7 +1,7 @@
 import { RunInputError, type LlmCapability } from '../domain/runs/index.js';
 import { llmProviderFor } from '../infra/llm/registry.js';
 import { LLM_PROVIDER_IDS, type LlmProviderId } from '../infra/ports/llm.js';
-import type { Services } from '../infra/services.js';
+import type { Services } from '../infra/ports/services.js';
 
 /** The LLM capability a run's node kinds get in their context (kinds and prompt conditions live in consumers/node-kinds/). */
 const providerOf = (name: unknown): LlmProviderId => {

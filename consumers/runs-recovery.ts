@@ -8,7 +8,7 @@ import { DomainError } from '../domain/shared/decider.js';
 import { isRunAbandoned, isWorkerDead, processOfWorkerId } from '../domain/workers/index.js';
 import type { ProcessDoc } from '../projections/runs.js';
 import { getWorker } from '../projections/workers.js';
-import type { Services } from '../infra/services.js';
+import type { Services } from '../infra/ports/services.js';
 import { executeRun, isExecutingHere, LOCAL_WORKER_ID } from './runs-executor.js';
 
 /**

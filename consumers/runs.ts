@@ -3,7 +3,7 @@ import { executeRunCommand, loadRun } from '../commands/runs.js';
 import { DomainError } from '../domain/shared/decider.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { Consumer } from '../infra/ports/bus.js';
-import type { Services } from '../infra/services.js';
+import type { Services } from '../infra/ports/services.js';
 import { abortRun, executeRun, LOCAL_WORKER_ID } from './runs-executor.js';
 
 /**

@@ -16,7 +16,7 @@ import type { CheckpointStore, ReadStore } from './ports/read-store.js';
 import { ProjectionRunner } from './projection-runner.js';
 import { MemoryReadStore } from './read-store/memory.js';
 import { MongoReadStore } from './read-store/mongo.js';
-import type { Services } from './services.js';
+import type { Services } from './ports/services.js';
 import { Authenticator } from './auth/authenticator.js';
 import { loadOrCreateKey } from './auth/key-material.js';
 import { SealedBox } from './auth/sealed-box.js';

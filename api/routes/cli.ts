@@ -12,9 +12,9 @@ import {
 } from '../../domain/cli/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import { PERMISSIONS } from '../../domain/shared/permissions.js';
-import { CLI_TOKEN_PREFIX, formatSecretCredential, type Principal } from '../../infra/auth/principal.js';
+import { CLI_TOKEN_PREFIX, formatSecretCredential, type Principal } from '../../domain/shared/principal.js';
 import { randomSecret, sha256 } from '../../infra/auth/secrets.js';
-import type { Services } from '../../infra/services.js';
+import type { Services } from '../../infra/ports/services.js';
 import { findCliToken, findDeviceCodeByUserCodeHash } from '../../projections/cli.js';
 import { defineRoute } from '../route.js';
 

@@ -7,7 +7,7 @@ import { KV_PRESETS } from '../../infra/kv/presets.js';
 import { KV_URL_MAX_LENGTH, parseRedisUrl } from '../../infra/kv/redis-url.js';
 import { serverRedisLaunch } from '../../infra/kv/server-redis.js';
 import { isStdioCommandAllowed } from '../../infra/mcp/stdio-policy.js';
-import type { Services } from '../../infra/services.js';
+import type { Services } from '../../infra/ports/services.js';
 import { defineRoute } from '../route.js';
 import { serverReply, serverViewOrThrow } from './mcp-support.js';
 

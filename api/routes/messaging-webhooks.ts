@@ -5,9 +5,9 @@ import { executeDeliveryCommand, executeWebhookCommand, loadDelivery, loadWebhoo
 import { sessionNotFound } from '../../domain/messaging/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import { DELIVERY_STATUSES, deliveryStreamId, webhookEventNameSchema, webhookStreamId, WEBHOOK_EVENT_NAMES } from '../../domain/messaging-webhooks/index.js';
-import type { Principal } from '../../infra/auth/principal.js';
+import type { Principal } from '../../domain/shared/principal.js';
 import { isRefusedAddress } from '../../infra/http/outbound.js';
-import type { Services } from '../../infra/services.js';
+import type { Services } from '../../infra/ports/services.js';
 import { findMessagingSession } from '../../projections/messaging.js';
 import { getDelivery, getWebhook, listDeliveries, type DeliveryDoc, type WebhookDoc } from '../../projections/messaging-webhooks.js';
 import { NotFoundError } from '../errors.js';

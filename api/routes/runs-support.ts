@@ -3,7 +3,7 @@ import { claimIdempotencyKey, idempotencyHolder, loadRun, releaseIdempotencyKey,
 import { executeRun, LOCAL_WORKER_ID } from '../../consumers/runs-executor.js';
 import { isFinished, overrideConfigSchema, runStreamId, type RunState } from '../../domain/runs/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
-import type { Services } from '../../infra/services.js';
+import type { Services } from '../../infra/ports/services.js';
 import { assertWithinBudget } from '../../infra/llm/registry.js';
 import type { LlmProviderId } from '../../infra/ports/llm.js';
 import { getFlow } from '../../projections/flows.js';

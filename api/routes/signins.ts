@@ -5,7 +5,7 @@ import { DomainError } from '../../domain/shared/decider.js';
 import { SOCIAL_SIGNIN_TTL_SECONDS } from '../../domain/signins/index.js';
 import { SOCIAL_PROVIDERS, type SocialProvider as ProviderName } from '../../domain/users/fields.js';
 import { SocialConfigurationError, SocialExchangeError, socialProvider, type SocialProvider } from '../../infra/auth/social/index.js';
-import type { Services } from '../../infra/services.js';
+import type { Services } from '../../infra/ports/services.js';
 import { findUserAuth } from '../../projections/users-auth.js';
 import type { RouteDef, RouteInput } from '../route.js';
 import { defineRoute } from '../route.js';

@@ -3,7 +3,7 @@ import { createApiKey, revokeApiKey } from '../../commands/users.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import { PERMISSIONS, type Permission } from '../../domain/shared/permissions.js';
 import { API_KEY_NAME_MAX_LENGTH, userStreamId } from '../../domain/users/index.js';
-import { API_KEY_PREFIX, formatSecretCredential } from '../../infra/auth/principal.js';
+import { API_KEY_PREFIX, formatSecretCredential } from '../../domain/shared/principal.js';
 import { randomSecret, sha256 } from '../../infra/auth/secrets.js';
 import { listApiKeys, type ApiKeyView } from '../../projections/users.js';
 import { defineRoute } from '../route.js';

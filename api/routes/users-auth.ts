@@ -4,7 +4,7 @@ import type { CommandContext } from '../../commands/handle.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import { PASSWORD_MAX_LENGTH, emailSchema, nameSchema, passwordSchema, userStreamId } from '../../domain/users/index.js';
 import { dummyPasswordHash, hashPassword, randomSecret, sha256, verifyPassword } from '../../infra/auth/secrets.js';
-import type { Services } from '../../infra/services.js';
+import type { Services } from '../../infra/ports/services.js';
 import { findPasswordHash, findUserByEmail, type UserView } from '../../projections/users.js';
 import { defineRoute } from '../route.js';
 

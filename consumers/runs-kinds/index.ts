@@ -1,6 +1,6 @@
 import type { Condition } from '../../domain/flows/node-data.js';
 import { PURE_NODE_KINDS, conditionKind, RunInputError, type NodeKind, type NodeKindContext, type RunNode } from '../../domain/runs/index.js';
-import type { Services } from '../../infra/services.js';
+import type { Services } from '../../infra/ports/services.js';
 import { answerPromptCondition as answerWithModel, llmKind, type PromptConditionAnswer } from './llm.js';
 import { webhookKind } from './webhook.js';
 import { mcpToolKind } from './mcp-tool.js';

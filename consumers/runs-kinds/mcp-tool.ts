@@ -3,7 +3,7 @@ import { callMcpTool } from '../../commands/mcp-calls.js';
 import { loadRun } from '../../commands/runs.js';
 import { renderValue, type NodeKind, type NodeKindContext } from '../../domain/runs/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
-import type { Services } from '../../infra/services.js';
+import type { Services } from '../../infra/ports/services.js';
 import { NodeKindError } from './webhook.js';
 
 /**

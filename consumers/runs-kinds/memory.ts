@@ -2,7 +2,7 @@ import { loadRun } from '../../commands/runs.js';
 import { memoryOperationSchema, type MemoryOperation } from '../../domain/memory/index.js';
 import { renderTemplate, renderValueAsText, type NodeKind, type NodeKindContext, type RunNode } from '../../domain/runs/index.js';
 import { checkMemoryLimits, runMemoryOperation, type MemoryActor, type MemoryOperationResult } from '../../infra/memory/operations.js';
-import type { Services } from '../../infra/services.js';
+import type { Services } from '../../infra/ports/services.js';
 import { NodeKindError } from './webhook.js';
 
 /**

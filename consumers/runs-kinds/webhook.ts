@@ -1,6 +1,6 @@
 import { renderTemplate, RunInputError, type NodeKind, type NodeKindContext, type RunNode } from '../../domain/runs/index.js';
 import { OutboundError, outboundFetch } from '../../infra/http/outbound.js';
-import type { Services } from '../../infra/services.js';
+import type { Services } from '../../infra/ports/services.js';
 
 /**
  * The webhook kind: one HTTP call as `data.webhookConfig` says.

@@ -2,7 +2,7 @@ import { DomainError } from '../../domain/shared/decider.js';
 import { roleAllows, type RequiredPermission, type Role } from '../../domain/shared/permissions.js';
 import { findApiKeyAuth, findCliTokenAuth, findMembership, findUserAuth, type SecretCredentialView } from '../../projections/users-auth.js';
 import type { ReadStore } from '../ports/read-store.js';
-import { API_KEY_PREFIX, CLI_TOKEN_PREFIX, parseSecretCredential, type Principal } from './principal.js';
+import { API_KEY_PREFIX, CLI_TOKEN_PREFIX, parseSecretCredential, type Principal } from '../../domain/shared/principal.js';
 import { constantTimeEqual, sha256 } from './secrets.js';
 import type { TokenService } from './tokens.js';
 

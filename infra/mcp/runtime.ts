@@ -1,4 +1,4 @@
-import type { Services } from '../services.js';
+import type { Services } from '../ports/services.js';
 import { openMcpConnection, type McpConnection, type McpEndpoint } from './client.js';
 
 /** An open connection and the id of the connect request that opened it (a loss names it). */

@@ -12,7 +12,7 @@ import {
 import { DomainError } from '../../domain/shared/decider.js';
 import { memoryIdsMatching, type MemoryDoc } from '../../projections/memory.js';
 import { memoryFilter, searchMemories } from '../../projections/memory-search.js';
-import type { Services } from '../services.js';
+import type { Services } from '../ports/services.js';
 import { embeddingsClientFor, EmbeddingsError } from './embeddings.js';
 
 /**

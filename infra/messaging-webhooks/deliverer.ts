@@ -5,7 +5,7 @@ import { executeDeliveryCommand, executeWebhookCommand, loadDelivery, loadWebhoo
 import { DomainError } from '../../domain/shared/decider.js';
 import { judgeAttempt, parseRetryAfter, type AttemptResult, type RetryPolicy } from '../../domain/messaging-webhooks/index.js';
 import { OutboundError, outboundFetch } from '../http/outbound.js';
-import type { Services } from '../services.js';
+import type { Services } from '../ports/services.js';
 import { signedHeaders } from './signing.js';
 
 /** A receiver's answer body is not used; this much is read and the rest dropped. */

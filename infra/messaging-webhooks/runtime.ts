@@ -1,5 +1,5 @@
 import { overdueDeliveries } from '../../projections/messaging-webhooks.js';
-import type { Services } from '../services.js';
+import type { Services } from '../ports/services.js';
 import { attemptDelivery } from './deliverer.js';
 import { PendingDeliveriesFromLog } from './pending-from-log.js';
 import { DeliveryScheduler } from './scheduler.js';

@@ -1,7 +1,7 @@
 import type { ProviderKind } from '../../domain/messaging/events.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import type { MessagingProvider } from '../ports/messaging-provider.js';
-import type { Services } from '../services.js';
+import type { Services } from '../ports/services.js';
 import { embeddedProvider } from './embedded-provider.js';
 import { wahaProvider } from './waha-provider.js';
 

@@ -3,7 +3,7 @@ import { nodeKindsFor, type ExecutionContext } from '../../consumers/runs-kinds/
 import { effectiveNodeData, type RunNode } from '../../domain/runs/index.js';
 import { loadConfig } from '../../infra/config.js';
 import { isLlmAbort, LlmProviderError } from '../../infra/ports/llm.js';
-import type { Services } from '../../infra/services.js';
+import type { Services } from '../../infra/ports/services.js';
 import { openAiSnapshot, startFakeOpenAi, type FakeLlmServer } from '../support/fake-llm/index.js';
 
 /** The llm kind through the registry against the OpenAI wire-format fake on loopback. */

@@ -3,7 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { nodeKindsFor, type ExecutionContext } from '../../consumers/runs-kinds/index.js';
 import type { RunNode } from '../../domain/runs/index.js';
 import { loadConfig } from '../../infra/config.js';
-import type { Services } from '../../infra/services.js';
+import type { Services } from '../../infra/ports/services.js';
 
 /** The webhook kind against a real HTTP server on 127.0.0.1. */
 

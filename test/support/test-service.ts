@@ -12,7 +12,7 @@ import { buildServices, closeServices } from '../../infra/container.js';
 import { createLogger } from '../../infra/logger.js';
 import type { RunningConsumer } from '../../infra/ports/bus.js';
 import type { Clock } from '../../infra/ports/clock.js';
-import type { Services } from '../../infra/services.js';
+import type { Services } from '../../infra/ports/services.js';
 
 export type Mode = 'embedded' | 'distributed';
 

@@ -3,7 +3,7 @@ import { answerPromptCondition, DEFAULT_NODE_KIND, nodeKindFor, nodeKindsFor, ty
 import { NODE_TYPES } from '../../domain/flows/node-data.js';
 import type { RunNode } from '../../domain/runs/index.js';
 import { loadConfig } from '../../infra/config.js';
-import type { Services } from '../../infra/services.js';
+import type { Services } from '../../infra/ports/services.js';
 import { startFakeOpenAi, type FakeLlmServer } from '../support/fake-llm/index.js';
 
 /** Dispatch of node kinds, the offline llm kind, and usePrompt conditions. */

@@ -1,17 +1,17 @@
-import type { Config, Role } from './config.js';
-import type { Bus } from './ports/bus.js';
-import type { EventStore } from './ports/event-store.js';
-import type { Logger } from './ports/logger.js';
-import type { CheckpointStore, ReadStore } from './ports/read-store.js';
-import type { ProjectionRunner } from './projection-runner.js';
-import type { Authenticator } from './auth/authenticator.js';
-import type { SealedBox } from './auth/sealed-box.js';
-import type { TokenService } from './auth/tokens.js';
-import type { Mailer } from './ports/mailer.js';
-import type { RateLimiter } from './rate-limiter.js';
-import type { McpRuntime } from './mcp/runtime.js';
-import type { MessagingRuntime } from './messaging/runtime.js';
-import type { WebhooksRuntime } from './messaging-webhooks/runtime.js';
+import type { Config, Role } from '../config.js';
+import type { Bus } from './bus.js';
+import type { EventStore } from './event-store.js';
+import type { Logger } from './logger.js';
+import type { CheckpointStore, ReadStore } from './read-store.js';
+import type { ProjectionRunner } from '../projection-runner.js';
+import type { Authenticator } from '../auth/authenticator.js';
+import type { SealedBox } from '../auth/sealed-box.js';
+import type { TokenService } from '../auth/tokens.js';
+import type { Mailer } from './mailer.js';
+import type { RateLimiter } from '../rate-limiter.js';
+import type { McpRuntime } from '../mcp/runtime.js';
+import type { MessagingRuntime } from '../messaging/runtime.js';
+import type { WebhooksRuntime } from '../messaging-webhooks/runtime.js';
 
 /** What the composition root hands to routes and consumers. */
 export interface Services {
