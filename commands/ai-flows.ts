@@ -1,13 +1,13 @@
 import { isKnownModel as isKnownNodeModel, LLM_PROVIDER_MODELS, type KnownLlmProvider } from '../domain/flows/index.js';
 import { spendPeriodOf, spendStreamId } from '../domain/orgs/spend.js';
 import { DomainError } from '../domain/shared/decider.js';
-import { assertWithinBudget, catalogueOf, isKnownModel, llmCredentials, llmProviderFor, type LlmCaller } from '../infra/llm/registry.js';
-import { LLM_PROVIDER_IDS, type LlmProviderId, type LlmResult } from '../infra/ports/llm.js';
-import type { Services } from '../infra/ports/services.js';
+import type { EventStore } from '../infra/ports/event-store.js';
+import { LLM_PROVIDER_IDS, type LlmCaller, type LlmGateway, type LlmProviderId, type LlmResult } from '../infra/ports/llm.js';
+import type { Logger } from '../infra/ports/logger.js';
 import { checkAnswer, type DesignedFlow, type DesignProblem } from './ai-flows-check.js';
 import { attemptMessages, type NodeModelHint } from './ai-flows-schema.js';
 import type { CommandContext } from './handle.js';
-import { recordLlmSpend } from './orgs-budget.js';
+import { assertWithinBudget, recordLlmSpend } from './orgs-budget.js';
 
 /**
  * AI flow generation: picks the designing model, asks it for a flow, checks the answer with the
@@ -42,8 +42,16 @@ export interface GeneratedFlow {
   spend: { position: number | null; streamId: string } | null;
 }
 
+/** What generation uses: the LLM port, and the log its budget is decided on and its spend recorded in. */
+export interface GenerationPorts {
+  llm: LlmGateway;
+  eventStore: EventStore;
+  newId(): string;
+  logger: Logger;
+}
+
 export interface GenerationDeps {
-  services: Services;
+  ports: GenerationPorts;
   context: CommandContext;
   caller: LlmCaller;
   signal?: AbortSignal;
@@ -58,11 +66,11 @@ const offlineCannotDesign = () =>
   );
 
 /** The provider and model that will design: the request's, else the first configured real provider and its preferred model. */
-export async function chooseDesigner(services: Services, caller: LlmCaller, requested: { provider?: LlmProviderId; model?: string }): Promise<{ provider: LlmProviderId; model: string }> {
+export async function chooseDesigner(llm: LlmGateway, caller: LlmCaller, requested: { provider?: LlmProviderId; model?: string }): Promise<{ provider: LlmProviderId; model: string }> {
   if (requested.provider === 'offline') throw offlineCannotDesign();
   let provider: LlmProviderId | undefined = requested.provider;
   if (!provider) {
-    const credentials = await llmCredentials(services, caller);
+    const credentials = await llm.credentials(caller);
     provider = LLM_PROVIDER_IDS.find((id) => id !== 'offline' && credentials.byProvider[id]);
     if (!provider) {
       const where = caller.orgId ? "the organization's LLM credentials (PUT /api/orgs/{orgId}/llm-credentials) or the service's environment" : "the service's environment";
@@ -71,14 +79,14 @@ export async function chooseDesigner(services: Services, caller: LlmCaller, requ
       });
     }
   }
-  const { models } = catalogueOf(services.config, provider);
+  const { models } = llm.catalogue(provider);
   const preferred = PREFERRED_DESIGN_MODELS[provider];
   const model = requested.model ?? (preferred && models.includes(preferred) ? preferred : models[0]);
   if (!model) {
     const message = `${provider} has no default model: name one`;
     throw new DomainError('VALIDATION_FAILED', `body.model: ${message}`, 'invalid', { fields: [{ field: 'body.model', message }] });
   }
-  if (!isKnownModel(services.config, provider, model)) {
+  if (!llm.isKnownModel(provider, model)) {
     const message = `unknown model for ${provider}; known: ${models.join(', ')} (add others with LLM_PRICES)`;
     throw new DomainError('UNKNOWN_MODEL', message, 'invalid', { fields: [{ field: 'body.model', message }], known: models });
   }
@@ -105,33 +113,33 @@ function addUsage(total: GenerationUsage, result: LlmResult): GenerationUsage {
 
 /** The answer is paid for whatever happens next: a failure to record it is logged, not turned into an error the client would retry. */
 async function recordSpend(deps: GenerationDeps, cost: number): Promise<GeneratedFlow['spend']> {
-  const { services, context, caller } = deps;
+  const { ports, context, caller } = deps;
   if (!caller.orgId || cost <= 0) return null;
   try {
     const at = context.now.toISOString();
     // Our own spend id, not the client's X-Request-Id: a reused header must not make calls free.
-    const result = await recordLlmSpend(services.eventStore, context, { orgId: caller.orgId, amountUsd: cost, spendId: `ai-generate-flow:${services.newId()}`, at });
+    const result = await recordLlmSpend(ports.eventStore, context, { orgId: caller.orgId, amountUsd: cost, spendId: `ai-generate-flow:${ports.newId()}`, at });
     return { position: result.position, streamId: spendStreamId(caller.orgId, spendPeriodOf(at)) };
   } catch (err) {
-    services.logger.error({ err, orgId: caller.orgId, cost }, 'LLM spend not recorded');
+    ports.logger.error({ err, orgId: caller.orgId, cost }, 'LLM spend not recorded');
     return null;
   }
 }
 
 /**
- * Asks the model for a flow, at most MAX_ATTEMPTS times. Throws DomainError 422
- * GENERATED_FLOW_INVALID (with the last problems) when no answer passes, and lets the provider's
+ * Asks the model for a flow, at most MAX_ATTEMPTS times. Throws DomainError
+ * GENERATED_FLOW_INVALID (unprocessable) (with the last problems) when no answer passes, and lets the provider's
  * LlmProviderError through for the route to answer.
  */
 export async function generateFlow(deps: GenerationDeps, request: { description: string; provider: LlmProviderId; model: string }): Promise<GeneratedFlow> {
-  const { services, caller } = deps;
-  const llm = await llmProviderFor(services, caller, request.provider);
+  const { ports, caller, context } = deps;
+  const llm = await ports.llm.providerFor(caller, request.provider);
   const hint = nodeModelHint(request.provider, request.model);
   let usage: GenerationUsage = { total_tokens: 0, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, cost: 0 };
   let spend: GeneratedFlow['spend'] = null;
   let previous: { answer: string; problems: DesignProblem[] } | undefined;
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-    await assertWithinBudget(services, caller, request.provider);
+    await assertWithinBudget({ eventStore: ports.eventStore, clock: { now: () => context.now } }, caller, request.provider);
     const result = await llm.complete({ model: request.model, messages: attemptMessages(hint, request.description, previous), maxTokens: MAX_ANSWER_TOKENS, signal: deps.signal });
     usage = addUsage(usage, result);
     spend = (await recordSpend(deps, result.cost)) ?? spend;

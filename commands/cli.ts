@@ -1,4 +1,4 @@
-import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import {
   cliTokenDecider,
   cliTokenStreamId,
@@ -17,8 +17,8 @@ import { DomainError, fold } from '../domain/shared/decider.js';
 import type { EventStore } from '../infra/ports/event-store.js';
 import { handleCommand, type CommandContext } from './handle.js';
 import { claimReservation } from './reservations.js';
+import { constantTimeEqual, sha256 } from './users-credentials.js';
 
-const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 const plusMs = (at: Date, ms: number) => new Date(at.getTime() + ms).toISOString();
 
 /** `randomInt` draws by rejection sampling, so every character is equally likely (no modulo bias). */
@@ -123,12 +123,6 @@ export class DevicePollTracker {
   }
 }
 
-function sameHash(a: string, b: string): boolean {
-  const left = Buffer.from(a);
-  const right = Buffer.from(b);
-  return left.length === right.length && timingSafeEqual(left, right);
-}
-
 export interface DeviceTokenExchange {
   deviceId: string;
   presentedSecretHash: string;
@@ -147,7 +141,7 @@ export async function exchangeDeviceCode(store: EventStore, context: CommandCont
   const streamId = deviceAuthorizationStreamId(exchange.deviceId);
   const recorded = await store.readStream(streamId);
   const state = fold(deviceAuthorizationDecider.evolve, deviceAuthorizationDecider.initialState, recorded as unknown as DeviceAuthorizationEvent[]);
-  if (!state.exists || !sameHash(exchange.presentedSecretHash, state.deviceSecretHash!)) throw deviceTokenError('invalid_grant');
+  if (!state.exists || !constantTimeEqual(exchange.presentedSecretHash, state.deviceSecretHash!)) throw deviceTokenError('invalid_grant');
 
   const at = context.now.toISOString();
   const decision = decidePoll(state, at, tracker.get(exchange.deviceId));

@@ -1,15 +1,15 @@
+import { randomUUID } from 'node:crypto';
 import {
-  checkDocument, collectionDecider, collectionStreamId, type CollectionScope, type CollectionState, type DocumentLimits,
-  type IndexSpecData, type JsonDocument,
+  checkDocument, claimHolds, nestsDeeperThan, collectionDecider, collectionStreamId, documentDecider, documentStreamId, documentView, isCollectionVisibleTo,
+  slotDecider, slotStreamId, type CollectionScope, type CollectionState, type DocumentLimits, type IndexSpecData, type JsonDocument,
 } from '../domain/documents/index.js';
 import { DomainError } from '../domain/shared/decider.js';
 import type { Principal } from '../domain/shared/principal.js';
 import type { EventStore } from '../infra/ports/event-store.js';
-import type { Update } from '../infra/ports/read-store.js';
-import { UnsupportedError } from '../infra/read-store/guards.js';
-// Pure functions (no I/O): the same MongoDB update semantics the read stores use.
-import { UpdateError, applyUpdate, deepCopy, validateUpdate } from '../infra/read-store/update-operators.js';
-import { ConflictError, handleCommand, loadState, type CommandContext } from './handle.js';
+import { UnsupportedError } from '../domain/documents/store-rules.js';
+// The same MongoDB update semantics the read stores use.
+import { UpdateError, applyUpdate, deepCopy, validateUpdate, type Update } from '../domain/documents/update-operators.js';
+import { ConflictError, PreconditionFailedError, handleCommand, loadState, metadataOf, type CommandContext } from './handle.js';
 import { reservationDecider } from '../domain/reservations/index.js';
 import { claimReservation, releaseReservation, reservationStreamId } from './reservations.js';
 
@@ -71,10 +71,12 @@ async function releaseIfHolderDeleted(store: EventStore, context: CommandContext
 /** Deletes the collection (its events stay in the log) and frees its name (or the next create
  * with that name does, should the process stop between the two: see releaseIfHolderDeleted). */
 export async function deleteCollection(store: EventStore, context: CommandContext, scope: CollectionScope, collectionId: string) {
+  const { state } = await loadState(store, collectionStreamId(collectionId), collectionDecider);
+  const documents = state.exists ? await liveDocuments(store, state, collectionId) : 0;
   const result = await handleCommand(store, {
     streamId: collectionStreamId(collectionId),
     decider: collectionDecider,
-    command: { type: 'DeleteCollection', scope, at: context.now.toISOString() },
+    command: { type: 'DeleteCollection', documents, scope, at: context.now.toISOString() },
     context,
   });
   const s = result.state;
@@ -82,51 +84,95 @@ export async function deleteCollection(store: EventStore, context: CommandContex
   return result;
 }
 
+/** The collection's facts a document write needs, folded from its stream (404s as the decider would). */
+async function collectionFacts(store: EventStore, scope: CollectionScope, collectionId: string, documentId: string) {
+  const { state } = await loadState(store, collectionStreamId(collectionId), collectionDecider);
+  const collectionLive = state.exists && !state.deleted && isCollectionVisibleTo(state, scope);
+  return { state, base: { collectionId, documentId, collectionLive, schema: state.schema, legacy: state.docs.get(documentId) } };
+}
+
+const slotsFull = (max: number) => new DomainError('COLLECTION_FULL', `a collection holds at most ${max} documents`, 'conflict');
+
+/**
+ * Inserts into the document's own stream, so inserts of different documents never contend. The
+ * collection's document limit is a slot claimed first (domain/documents/slots.ts; appended without
+ * an expected revision, so it never conflicts either); the document's first event is then appended
+ * expecting the stream revision the claim was made after. If the document moved meanwhile (another
+ * writer of the same id), the claim is made again for what is there now.
+ */
 export async function insertDocument(
   store: EventStore, context: CommandContext, scope: CollectionScope, collectionId: string,
   input: { documentId: string; document: JsonDocument }, limits: DocumentLimits & { maxDocuments: number },
 ) {
   const bytes = checkDocument(input.document, limits);
-  return handleCommand(store, {
-    streamId: collectionStreamId(collectionId),
-    decider: collectionDecider,
-    command: { type: 'InsertDocument', documentId: input.documentId, document: input.document, bytes, maxDocuments: limits.maxDocuments, scope, at: context.now.toISOString() },
-    context,
-  });
+  const streamId = documentStreamId(collectionId, input.documentId);
+  for (let attempt = 1; ; attempt++) {
+    const { state: collection, base } = await collectionFacts(store, scope, collectionId, input.documentId);
+    const { state, revision } = await loadState(store, streamId, documentDecider);
+    const command = { type: 'AddDocument' as const, ...base, document: input.document, bytes, at: context.now.toISOString() };
+    documentDecider.decide(command, state); // refuses before a slot is claimed
+    await claimSlot(store, context, collectionId, input.documentId, revision, collection.count, limits.maxDocuments);
+    try {
+      return await handleCommand(store, { streamId, decider: documentDecider, command, context, expectedRevision: revision });
+    } catch (err) {
+      if (!(err instanceof PreconditionFailedError) || attempt >= MAX_DOCUMENT_ATTEMPTS) throw err;
+    }
+  }
+}
+
+const MAX_DOCUMENT_ATTEMPTS = 10;
+
+async function claimSlot(store: EventStore, context: CommandContext, collectionId: string, documentId: string, after: number, base: number, max: number) {
+  const streamId = slotStreamId(collectionId);
+  await store.append(streamId, [{ id: randomUUID(), type: 'DocumentSlotClaimed', data: { documentId, after, base, max }, metadata: metadataOf(context) }], 'any');
+  const { state } = await loadState(store, streamId, slotDecider);
+  if (!claimHolds(state, documentId, after)) throw slotsFull(max);
+}
+
+async function releaseSlot(store: EventStore, context: CommandContext, collectionId: string, documentId: string, removedAt: number, legacyLife: boolean) {
+  const data = { documentId, removedAt, legacyLife };
+  await store.append(slotStreamId(collectionId), [{ id: randomUUID(), type: 'DocumentSlotReleased', data, metadata: metadataOf(context) }], 'any');
+}
+
+/** Live documents of a collection: those counted in its stream, less the removed ones, plus the claimed slots. */
+export async function liveDocuments(store: EventStore, collection: CollectionState, collectionId: string): Promise<number> {
+  const { state } = await loadState(store, slotStreamId(collectionId), slotDecider);
+  return collection.count - state.legacyRemoved + state.count;
 }
 
 export type DocumentChange = { document: JsonDocument } | { update: Record<string, unknown> };
 
 /**
- * Replaces a document or applies update operators to it. The decision state does not hold
- * documents, so the current one is read from the log at the revision the state names; the command
- * states that revision and the decider refuses it if the document moved on meanwhile (retried here).
+ * Replaces a document or applies update operators to it, on the document's stream. The current
+ * document is read from the log at its last event; the append expects the stream revision it was
+ * read at, and a document that moved meanwhile is read again (bounded), unless If-Match named it.
  */
 export async function updateDocument(
   store: EventStore, context: CommandContext, scope: CollectionScope, collectionId: string, documentId: string,
   change: DocumentChange, limits: DocumentLimits, options: { ifMatch?: number; maxAttempts?: number } = {},
 ) {
-  const streamId = collectionStreamId(collectionId);
-  const maxAttempts = options.ifMatch === undefined ? (options.maxAttempts ?? 5) : 1;
-  if ('update' in change) checkUpdate(change.update);
+  const streamId = documentStreamId(collectionId, documentId);
+  const maxAttempts = options.ifMatch === undefined ? (options.maxAttempts ?? MAX_DOCUMENT_ATTEMPTS) : 1;
+  if ('update' in change) checkUpdate(change.update, limits.maxDepth);
   for (let attempt = 1; ; attempt++) {
-    const { state } = await loadState(store, streamId, collectionDecider);
-    const basedOn = liveRevision(state, scope, documentId);
+    const { base } = await collectionFacts(store, scope, collectionId, documentId);
+    const { state, revision } = await loadState(store, streamId, documentDecider);
+    const view = documentView(state, base.legacy);
+    documentDecider.decide({ type: 'RemoveDocument', ...base, at: '' }, state); // throws COLLECTION_/DOCUMENT_NOT_FOUND
     // If-Match names the document's revision the client saw (the ETag of GET or of the last write).
-    if (options.ifMatch !== undefined && options.ifMatch !== basedOn) {
-      throw new DomainError('PRECONDITION_FAILED', `document ${documentId} is at revision ${basedOn}, not ${options.ifMatch}`, 'precondition_failed', { expected: options.ifMatch, actual: basedOn });
+    if (options.ifMatch !== undefined && options.ifMatch !== view.revision) {
+      throw new DomainError('PRECONDITION_FAILED', `document ${documentId} is at revision ${view.revision}, not ${options.ifMatch}`, 'precondition_failed', { expected: options.ifMatch, actual: view.revision });
     }
-    const next = 'update' in change ? applyOperators(await documentAt(store, streamId, basedOn), documentId, change.update) : change.document;
+    const current = () => (revision >= 0 ? documentAt(store, streamId, revision) : documentAt(store, collectionStreamId(collectionId), view.revision));
+    const next = 'update' in change ? applyOperators(await current(), documentId, change.update) : change.document;
     const bytes = checkDocument(next, limits);
+    const command = {
+      type: 'ChangeDocument' as const, ...base, document: next, bytes, update: 'update' in change ? JSON.stringify(change.update) : null, basedOn: view.revision, at: context.now.toISOString(),
+    };
     try {
-      return await handleCommand(store, {
-        streamId,
-        decider: collectionDecider,
-        command: { type: 'UpdateDocument', documentId, document: next, bytes, update: 'update' in change ? JSON.stringify(change.update) : null, basedOn, scope, at: context.now.toISOString() },
-        context,
-      });
+      return await handleCommand(store, { streamId, decider: documentDecider, command, context, expectedRevision: revision });
     } catch (err) {
-      if (!(err instanceof DomainError && err.code === 'DOCUMENT_MOVED')) throw err;
+      if (!(err instanceof PreconditionFailedError || (err instanceof DomainError && err.code === 'DOCUMENT_MOVED'))) throw err;
       if (options.ifMatch !== undefined) throw new DomainError('PRECONDITION_FAILED', `document ${documentId} changed meanwhile`, 'precondition_failed');
       if (attempt >= maxAttempts) throw new ConflictError(streamId);
     }
@@ -134,18 +180,17 @@ export async function updateDocument(
 }
 
 export async function deleteDocument(store: EventStore, context: CommandContext, scope: CollectionScope, collectionId: string, documentId: string) {
-  return handleCommand(store, {
-    streamId: collectionStreamId(collectionId),
-    decider: collectionDecider,
-    command: { type: 'DeleteDocument', documentId, scope, at: context.now.toISOString() },
+  const { base } = await collectionFacts(store, scope, collectionId, documentId);
+  const result = await handleCommand(store, {
+    streamId: documentStreamId(collectionId, documentId),
+    decider: documentDecider,
+    command: { type: 'RemoveDocument', ...base, at: context.now.toISOString() },
     context,
+    maxAttempts: MAX_DOCUMENT_ATTEMPTS,
   });
-}
-
-/** The revision of the event that last wrote a live document; 404s as the decider would. */
-function liveRevision(state: CollectionState, scope: CollectionScope, documentId: string): number {
-  collectionDecider.decide({ type: 'DeleteDocument', documentId, scope, at: '' }, state); // throws COLLECTION_/DOCUMENT_NOT_FOUND
-  return state.docs.get(documentId)!.r;
+  const removed = result.events[0];
+  if (removed?.type === 'DocumentRemoved') await releaseSlot(store, context, collectionId, documentId, result.revision, removed.data.legacyLife);
+  return result;
 }
 
 /** The document as written by the event at `revision` of the stream. */
@@ -156,7 +201,10 @@ export async function documentAt(store: EventStore, streamId: string, revision: 
   return document;
 }
 
-function checkUpdate(update: Record<string, unknown>): void {
+/** Values deeper than a document may be are refused before the recursive checks below walk them. */
+function checkUpdate(update: Record<string, unknown>, maxDepth: number): void {
+  // Operator, field, then the value: a value may nest as deep as a document.
+  if (nestsDeeperThan(update, maxDepth + 2)) throw new DomainError('INVALID_UPDATE', `update values nest deeper than ${maxDepth} levels`, 'invalid', { path: 'body.update' });
   const bad = Object.keys(update).find((op) => !USER_UPDATE_OPERATORS.includes(op));
   if (bad !== undefined) {
     throw new DomainError('INVALID_UPDATE', `update operator ${bad} is not supported (use ${USER_UPDATE_OPERATORS.join(', ')})`, 'invalid', { path: `body.update.${bad}` });
@@ -181,4 +229,4 @@ function applyOperators(current: JsonDocument, documentId: string, update: Recor
   return rest;
 }
 
-export { collectionStreamId };
+export { collectionStreamId, documentStreamId };

@@ -1,7 +1,7 @@
-import { flowDecider, flowStreamId, type FlowCommand, type FlowScope } from '../domain/flows/index.js';
+import { flowDecider, flowNotFound, flowStreamId, isVisibleTo, type FlowCommand, type FlowEvent, type FlowScope, type FlowState } from '../domain/flows/index.js';
 import type { Principal } from '../domain/shared/principal.js';
 import type { EventStore } from '../infra/ports/event-store.js';
-import { handleCommand, type CommandContext } from './handle.js';
+import { handleCommand, loadState, PreconditionFailedError, type CommandContext, type HandleResult } from './handle.js';
 
 /** The tenant a request acts in: a flow outside it answers 404 from the decider itself. */
 export function flowScopeOf(principal: Principal): FlowScope {
@@ -28,6 +28,38 @@ export function executeFlowCommand(
     context,
     expectedRevision: options.expectedRevision,
   });
+}
+
+/**
+ * A user's flow write, in the caller's scope with the client's If-Match. The If-Match check runs
+ * before the decider's scope check, and a 412 about a flow the caller cannot see would reveal that
+ * it exists, so it becomes the usual FLOW_NOT_FOUND. `position` is where the flow stands after the
+ * write, also when nothing was appended (archiving an archived flow), so the caller's answer is
+ * never older than its previous write.
+ */
+export async function writeUserFlow(
+  store: EventStore,
+  context: CommandContext,
+  flowId: string,
+  command: WithoutBase<FlowCommand>,
+  options: { scope: FlowScope; expectedRevision?: number },
+): Promise<{ result: HandleResult<FlowState, FlowEvent>; position: number | null }> {
+  let result: HandleResult<FlowState, FlowEvent>;
+  try {
+    result = await executeFlowCommand(store, context, flowId, command, options);
+  } catch (err) {
+    if (err instanceof PreconditionFailedError) {
+      const { state } = await loadState(store, flowStreamId(flowId), flowDecider);
+      if (!state.exists || state.deleted || !isVisibleTo(state, options.scope)) throw flowNotFound();
+    }
+    throw err;
+  }
+  let position = result.position;
+  if (position === null && result.revision >= 0) {
+    const [last] = await store.readStream(flowStreamId(flowId), { fromRevision: result.revision, maxCount: 1 });
+    position = last?.position ?? null;
+  }
+  return { result, position };
 }
 
 /** `If-Match: "12"` (or W/"12") → 12; absent → undefined; anything else → NaN for the route to refuse. */

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { McpEvent, McpEventType, McpScope } from '../domain/mcp/index.js';
-import type { Services } from '../infra/ports/services.js';
 import type { CommandContext } from './handle.js';
-import { connectWaitMs, visibleServer } from './mcp-connection.js';
+import { connectWaitMs, visibleServer, type McpWaitPorts } from './mcp-connection.js';
 import { McpOutcomeError, mcpError, notConnected } from './mcp-errors.js';
 import { appendMcpEvents, waitForMcpOutcome, type Recorded } from './mcp-requests.js';
 
@@ -25,12 +24,12 @@ export interface ToolCallOutcome {
 const parse = (json: string | null): unknown => (json === null ? null : JSON.parse(json));
 
 /** How long to wait beyond the call's own timeout: a lazy reconnect on the worker, and the bus. */
-const waitFor = (services: Services, timeoutMs: number) => timeoutMs + services.config.MCP_CONNECT_TIMEOUT_MS + 2_000;
+const waitFor = (ports: McpWaitPorts, timeoutMs: number) => timeoutMs + ports.config.MCP_CONNECT_TIMEOUT_MS + 2_000;
 
-export const callTimeoutOf = (services: Services, asked?: number) => Math.min(asked ?? services.config.MCP_CALL_TIMEOUT_MS, services.config.MCP_CALL_TIMEOUT_MS);
+export const callTimeoutOf = (ports: McpWaitPorts, asked?: number) => Math.min(asked ?? ports.config.MCP_CALL_TIMEOUT_MS, ports.config.MCP_CALL_TIMEOUT_MS);
 
 async function request(
-  services: Services,
+  ports: McpWaitPorts,
   context: CommandContext,
   serverId: string,
   scope: McpScope | null,
@@ -38,18 +37,18 @@ async function request(
   waitMs: number,
   options: { signal?: AbortSignal; onEvent?: (e: Recorded) => void } = {},
 ): Promise<Recorded> {
-  const { state } = await visibleServer(services, serverId, scope);
+  const { state } = await visibleServer(ports, serverId, scope);
   if (state.state !== 'connected') throw notConnected(state.state);
   const requestId = randomUUID();
   const event = make(requestId, context.now.toISOString());
-  const appended = await appendMcpEvents(services.eventStore, context, serverId, [event]);
-  const outcome = await waitForMcpOutcome(services.eventStore, serverId, { type: event.type as McpEventType, requestId, revision: appended.revision }, waitMs, { ...options, nap: services.mcp.nap });
+  const appended = await appendMcpEvents(ports.eventStore, context, serverId, [event]);
+  const outcome = await waitForMcpOutcome(ports.eventStore, serverId, { type: event.type as McpEventType, requestId, revision: appended.revision }, waitMs, { ...options, nap: ports.mcp.nap });
   if (!outcome) {
     if (options.signal?.aborted) {
       // The caller stopped waiting (a stopped flow run): ask the worker to abort the call on the
       // server too (the SDK sends notifications/cancelled); it records MCP_ABORTED in the history.
       if (event.type === 'McpToolCallRequested') {
-        await appendMcpEvents(services.eventStore, context, serverId, [{ type: 'McpToolCallCancelRequested', data: { requestId, reason: 'the caller stopped waiting (run stopped)', at: new Date().toISOString() } }]).catch(() => undefined);
+        await appendMcpEvents(ports.eventStore, context, serverId, [{ type: 'McpToolCallCancelRequested', data: { requestId, reason: 'the caller stopped waiting (run stopped)', at: ports.now().toISOString() } }]).catch(() => undefined);
       }
       throw mcpError('MCP_ABORTED', 'the call was abandoned', { requestId });
     }
@@ -63,16 +62,16 @@ async function request(
 }
 
 export async function callMcpTool(
-  services: Services,
+  ports: McpWaitPorts,
   context: CommandContext,
   serverId: string,
   scope: McpScope | null,
   call: { toolName: string; arguments: Record<string, unknown>; timeoutMs?: number; source: 'api' | 'flow'; processId?: string; nodeId?: string; signal?: AbortSignal },
 ): Promise<ToolCallOutcome & { position: number }> {
-  const timeoutMs = callTimeoutOf(services, call.timeoutMs);
+  const timeoutMs = callTimeoutOf(ports, call.timeoutMs);
   const progress: ToolCallOutcome['progress'] = [];
   const outcome = await request(
-    services,
+    ports,
     context,
     serverId,
     scope,
@@ -80,7 +79,7 @@ export async function callMcpTool(
       type: 'McpToolCallRequested',
       data: { requestId, toolName: call.toolName, arguments: JSON.stringify(call.arguments), timeoutMs, source: call.source, processId: call.processId ?? null, nodeId: call.nodeId ?? null, at },
     }),
-    waitFor(services, timeoutMs),
+    waitFor(ports, timeoutMs),
     {
       signal: call.signal,
       onEvent(e) {
@@ -106,22 +105,22 @@ export async function callMcpTool(
   };
 }
 
-export async function listMcpResources(services: Services, context: CommandContext, serverId: string, scope: McpScope | null) {
-  const outcome = await request(services, context, serverId, scope, (requestId, at) => ({ type: 'McpResourcesListRequested', data: { requestId, at } }), connectWaitMs(services));
+export async function listMcpResources(ports: McpWaitPorts, context: CommandContext, serverId: string, scope: McpScope | null) {
+  const outcome = await request(ports, context, serverId, scope, (requestId, at) => ({ type: 'McpResourcesListRequested', data: { requestId, at } }), connectWaitMs(ports));
   const d = (outcome as Recorded<Extract<McpEvent, { type: 'McpResourcesListed' }>>).data;
   return { resources: parse(d.resources) as unknown[], resourceTemplates: parse(d.resourceTemplates) as unknown[] };
 }
 
-export async function readMcpResource(services: Services, context: CommandContext, serverId: string, scope: McpScope | null, uri: string, askedTimeoutMs?: number) {
-  const timeoutMs = callTimeoutOf(services, askedTimeoutMs);
-  const outcome = await request(services, context, serverId, scope, (requestId, at) => ({ type: 'McpResourceReadRequested', data: { requestId, uri, timeoutMs, at } }), waitFor(services, timeoutMs));
+export async function readMcpResource(ports: McpWaitPorts, context: CommandContext, serverId: string, scope: McpScope | null, uri: string, askedTimeoutMs?: number) {
+  const timeoutMs = callTimeoutOf(ports, askedTimeoutMs);
+  const outcome = await request(ports, context, serverId, scope, (requestId, at) => ({ type: 'McpResourceReadRequested', data: { requestId, uri, timeoutMs, at } }), waitFor(ports, timeoutMs));
   const d = (outcome as Recorded<Extract<McpEvent, { type: 'McpResourceRead' }>>).data;
   return { uri: d.uri, contents: parse(d.contents) as unknown[], truncated: d.truncated, durationMs: d.durationMs, position: outcome.position };
 }
 
 /** Lists the tools afresh (the read model keeps the list the last connect or refresh saw). */
-export async function refreshMcpTools(services: Services, context: CommandContext, serverId: string, scope: McpScope | null) {
-  const outcome = await request(services, context, serverId, scope, (requestId, at) => ({ type: 'McpToolsListRequested', data: { requestId, at } }), connectWaitMs(services));
+export async function refreshMcpTools(ports: McpWaitPorts, context: CommandContext, serverId: string, scope: McpScope | null) {
+  const outcome = await request(ports, context, serverId, scope, (requestId, at) => ({ type: 'McpToolsListRequested', data: { requestId, at } }), connectWaitMs(ports));
   const d = (outcome as Recorded<Extract<McpEvent, { type: 'McpToolsListed' }>>).data;
   return { position: outcome.position, tools: parse(d.tools) as unknown[] };
 }

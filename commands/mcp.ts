@@ -1,10 +1,15 @@
 import {
   checkEndpoint,
+  checkMcpUrlAddresses,
+  isStdioCommandAllowed,
   MASKED_SECRET,
   mcpServerDecider,
   mcpServerInputSchema,
   mcpServerStreamId,
   mcpServerUpdateSchema,
+  mcpUrlHost,
+  mcpUrlUnresolvable,
+  requireMcpServer,
   type McpCommand,
   type McpEndpointConfig,
   type McpScope,
@@ -14,11 +19,24 @@ import {
 } from '../domain/mcp/index.js';
 import { DomainError } from '../domain/shared/decider.js';
 import type { Principal } from '../domain/shared/principal.js';
-import { OutboundError } from '../infra/http/outbound.js';
-import { isStdioCommandAllowed } from '../infra/mcp/stdio-policy.js';
-import { checkMcpUrl } from '../infra/mcp/url-policy.js';
-import type { Services } from '../infra/ports/services.js';
+import type { EventStore } from '../infra/ports/event-store.js';
+import type { McpEndpoint, McpSettings } from '../infra/ports/mcp.js';
+import type { AddressResolver } from '../infra/ports/address-resolver.js';
+import type { SecretSealer } from '../infra/ports/secret-sealer.js';
 import { handleCommand, loadState, type CommandContext } from './handle.js';
+
+/** What the operator's rules for an endpoint need: the allowlist, the outbound setting, a resolver. */
+export interface McpPolicyPorts {
+  config: Pick<McpSettings, 'MCP_STDIO_ALLOWLIST' | 'ALLOW_PRIVATE_NETWORK'>;
+  resolver: AddressResolver;
+}
+
+/** The ports the registry's handlers use. */
+export interface McpRegistryPorts extends McpPolicyPorts {
+  eventStore: EventStore;
+  sealedBox: SecretSealer;
+  newId(): string;
+}
 
 /** What a registration names (the route's body and POST /kv/configure-mcp's call). */
 export type McpServerInput = {
@@ -34,34 +52,31 @@ export type McpServerInput = {
 
 export const mcpScopeOf = (principal: Principal): McpScope => ({ userId: principal.userId, orgId: principal.orgId, workspaceId: principal.workspaceId });
 
-export function loadMcpServer(services: Pick<Services, 'eventStore'>, serverId: string): Promise<{ state: McpServerState; revision: number }> {
-  return loadState(services.eventStore, mcpServerStreamId(serverId), mcpServerDecider);
+export function loadMcpServer(ports: { eventStore: EventStore }, serverId: string): Promise<{ state: McpServerState; revision: number }> {
+  return loadState(ports.eventStore, mcpServerStreamId(serverId), mcpServerDecider);
 }
 
-export function executeMcpCommand(services: Pick<Services, 'eventStore'>, context: CommandContext, serverId: string, command: McpCommand, expectedRevision?: number) {
-  return handleCommand(services.eventStore, { streamId: mcpServerStreamId(serverId), decider: mcpServerDecider, command, context, expectedRevision });
-}
-
-/** Maps the outbound rule's refusal to the API's statuses: a refused address is forbidden, a bad URL is bad input. */
-export function outboundDomainError(err: OutboundError, field = 'body.url'): DomainError {
-  const kind = err.code === 'OUTBOUND_ADDRESS_REFUSED' ? 'forbidden' : 'invalid';
-  return new DomainError(err.code, err.message, kind, { ...err.details, field });
+export function executeMcpCommand(ports: { eventStore: EventStore }, context: CommandContext, serverId: string, command: McpCommand, expectedRevision?: number) {
+  return handleCommand(ports.eventStore, { streamId: mcpServerStreamId(serverId), decider: mcpServerDecider, command, context, expectedRevision });
 }
 
 /** The operator's rules for what a server may be: the stdio allowlist and the outbound rule for URLs. */
-export async function checkEndpointPolicy(services: Pick<Services, 'config'>, endpoint: PlainEndpoint): Promise<void> {
+export async function checkEndpointPolicy(ports: McpPolicyPorts, endpoint: PlainEndpoint): Promise<void> {
   if (endpoint.transport === 'stdio') {
-    if (!isStdioCommandAllowed(endpoint.command!, services.config.MCP_STDIO_ALLOWLIST)) {
+    if (!isStdioCommandAllowed(endpoint.command!, ports.config.MCP_STDIO_ALLOWLIST)) {
       throw new DomainError('MCP_STDIO_NOT_ALLOWED', `the command "${endpoint.command}" is not on the operator's allowlist (MCP_STDIO_ALLOWLIST)`, 'forbidden', { field: 'body.command' });
     }
     return;
   }
+  const host = mcpUrlHost(endpoint.url!);
+  if (ports.config.ALLOW_PRIVATE_NETWORK) return;
+  let addresses;
   try {
-    await checkMcpUrl(endpoint.url!, services.config.ALLOW_PRIVATE_NETWORK);
-  } catch (err) {
-    if (err instanceof OutboundError) throw outboundDomainError(err);
-    throw err;
+    addresses = await ports.resolver.resolve(host);
+  } catch {
+    throw mcpUrlUnresolvable(host);
   }
+  checkMcpUrlAddresses(host, addresses);
 }
 
 function validationError(issues: Array<{ path: PropertyKey[]; message: string }>): DomainError {
@@ -70,16 +85,16 @@ function validationError(issues: Array<{ path: PropertyKey[]; message: string }>
 }
 
 /** Seals every value; a value sent back masked keeps what was stored under that key. */
-function sealAll(services: Pick<Services, 'sealedBox'>, values: Record<string, string>, previous: Record<string, string>): Record<string, string> {
+function sealAll(sealer: SecretSealer, values: Record<string, string>, previous: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(values)) {
-    out[key] = value === MASKED_SECRET && previous[key] !== undefined ? previous[key] : services.sealedBox.seal(value);
+    out[key] = value === MASKED_SECRET && previous[key] !== undefined ? previous[key] : sealer.seal(value);
   }
   return out;
 }
 
-function sealedConfig(services: Pick<Services, 'sealedBox'>, plain: PlainEndpoint, previous: McpEndpointConfig | null): McpEndpointConfig {
-  return { ...plain, env: sealAll(services, plain.env, previous?.env ?? {}), headers: sealAll(services, plain.headers, previous?.headers ?? {}) };
+function sealedConfig(sealer: SecretSealer, plain: PlainEndpoint, previous: McpEndpointConfig | null): McpEndpointConfig {
+  return { ...plain, env: sealAll(sealer, plain.env, previous?.env ?? {}), headers: sealAll(sealer, plain.headers, previous?.headers ?? {}) };
 }
 
 /** For the policy check of an update: masked values stand for the stored ones, which passed already. */
@@ -88,7 +103,7 @@ function plainForCheck(config: McpEndpointConfig): PlainEndpoint {
 }
 
 export async function registerMcpServer(
-  services: Services,
+  ports: McpRegistryPorts,
   command: CommandContext,
   principal: Principal,
   input: McpServerInput,
@@ -106,20 +121,20 @@ export async function registerMcpServer(
     headers: i.headers ?? {},
     autoReconnect: i.autoReconnect ?? false,
   });
-  await checkEndpointPolicy(services, plain);
-  const serverId = services.newId();
-  const result = await executeMcpCommand(services, command, serverId, {
+  await checkEndpointPolicy(ports, plain);
+  const serverId = ports.newId();
+  const result = await executeMcpCommand(ports, command, serverId, {
     type: 'RegisterServer',
     serverId,
     owner: mcpScopeOf(principal),
-    config: sealedConfig(services, plain, null),
+    config: sealedConfig(ports.sealedBox, plain, null),
     at: command.now.toISOString(),
   });
   return { serverId, position: result.position!, streamId: mcpServerStreamId(serverId) };
 }
 
 export async function updateMcpServer(
-  services: Services,
+  ports: McpRegistryPorts,
   command: CommandContext,
   principal: Principal,
   serverId: string,
@@ -129,10 +144,10 @@ export async function updateMcpServer(
   const parsed = mcpServerUpdateSchema.safeParse(update);
   if (!parsed.success) throw validationError(parsed.error.issues);
   const u = parsed.data;
-  const { state } = await loadMcpServer(services, serverId);
+  const { state } = await loadMcpServer(ports, serverId);
   const scope = mcpScopeOf(principal);
   // The decider checks existence and scope again against the stream it appends to.
-  if (!state.exists || state.deleted) throw new DomainError('MCP_SERVER_NOT_FOUND', 'MCP server not found', 'not_found');
+  requireMcpServer(state, null);
   const current = state.config;
   const transportChanged = u.transport !== undefined && u.transport !== current.transport;
   // Switching transport drops the other transport's fields unless the update names them.
@@ -149,22 +164,22 @@ export async function updateMcpServer(
     headers: u.headers ?? plainForCheck(base).headers,
     autoReconnect: u.autoReconnect ?? base.autoReconnect,
   });
-  await checkEndpointPolicy(services, plain);
-  const config = sealedConfig(services, plain, current);
-  return executeMcpCommand(services, command, serverId, { type: 'UpdateServer', scope, config, at: command.now.toISOString() }, expectedRevision);
+  await checkEndpointPolicy(ports, plain);
+  const config = sealedConfig(ports.sealedBox, plain, current);
+  return executeMcpCommand(ports, command, serverId, { type: 'UpdateServer', scope, config, at: command.now.toISOString() }, expectedRevision);
 }
 
-export function deleteMcpServer(services: Services, command: CommandContext, principal: Principal, serverId: string, expectedRevision?: number) {
-  return executeMcpCommand(services, command, serverId, { type: 'DeleteServer', scope: mcpScopeOf(principal), at: command.now.toISOString() }, expectedRevision);
+export function deleteMcpServer(ports: { eventStore: EventStore }, command: CommandContext, principal: Principal, serverId: string, expectedRevision?: number) {
+  return executeMcpCommand(ports, command, serverId, { type: 'DeleteServer', scope: mcpScopeOf(principal), at: command.now.toISOString() }, expectedRevision);
 }
 
-export function setMcpAutoReconnect(services: Services, command: CommandContext, principal: Principal, serverId: string, enabled: boolean) {
-  return executeMcpCommand(services, command, serverId, { type: 'SetAutoReconnect', scope: mcpScopeOf(principal), enabled, at: command.now.toISOString() });
+export function setMcpAutoReconnect(ports: { eventStore: EventStore }, command: CommandContext, principal: Principal, serverId: string, enabled: boolean) {
+  return executeMcpCommand(ports, command, serverId, { type: 'SetAutoReconnect', scope: mcpScopeOf(principal), enabled, at: command.now.toISOString() });
 }
 
 /** The endpoint as the client needs it: secrets opened. Only the worker calls this. */
-export function plainEndpointOf(services: Pick<Services, 'sealedBox'>, config: McpEndpointConfig) {
-  const open = (values: Record<string, string>) => Object.fromEntries(Object.entries(values).map(([k, v]) => [k, services.sealedBox.open(v)]));
+export function plainEndpointOf(sealer: SecretSealer, config: McpEndpointConfig): McpEndpoint {
+  const open = (values: Record<string, string>) => Object.fromEntries(Object.entries(values).map(([k, v]) => [k, sealer.open(v)]));
   return config.transport === 'stdio'
     ? { transport: config.transport, command: config.command ?? '', args: config.args, env: open(config.env) }
     : { transport: config.transport, url: config.url ?? '', headers: open(config.headers) };

@@ -1,6 +1,8 @@
-import { deliveryDecider, deliveryStreamId, webhookDecider, webhookStreamId, type DeliveryCommand, type WebhookCommand } from '../domain/messaging-webhooks/index.js';
 import { randomUUID } from 'node:crypto';
+import { deliveryDecider, deliveryStreamId, webhookDecider, webhookStreamId, type DeliveryCommand, type WebhookCommand, type WebhookEventName } from '../domain/messaging-webhooks/index.js';
+import { DomainError } from '../domain/shared/decider.js';
 import { ConcurrencyError, type EventStore } from '../infra/ports/event-store.js';
+import type { WebhookSender } from '../infra/ports/messaging-webhooks.js';
 import { handleCommand, loadState, metadataOf, type CommandContext } from './handle.js';
 
 type WithoutAt<C> = C extends unknown ? Omit<C, 'at'> : never;
@@ -52,4 +54,35 @@ export async function scheduleDelivery(store: EventStore, context: CommandContex
     if (err instanceof ConcurrencyError) return { scheduled: false, position: null };
     throw err;
   }
+}
+
+export interface ConfigureInput {
+  sessionId: string;
+  webhookId: string;
+  url: string;
+  events: WebhookEventName[];
+  /** The secret sealed by the caller (the route's SealedBox); never in clear in an event. */
+  secretSealed: string;
+}
+
+/** (Re)configures a session's webhook; a URL outbound HTTP would refuse whatever it resolves to is refused now. */
+export function configureWebhook(ports: { eventStore: EventStore; sender: Pick<WebhookSender, 'refusesOutright'> }, context: CommandContext, input: ConfigureInput) {
+  if (ports.sender.refusesOutright(input.url)) {
+    throw new DomainError('WEBHOOK_URL_REFUSED', 'the webhook URL points to a private or loopback address, which outbound HTTP may not reach', 'invalid', { field: 'body.url' });
+  }
+  return executeWebhookCommand(ports.eventStore, context, input.sessionId, { type: 'ConfigureWebhook', ...input });
+}
+
+/**
+ * A person asks for a failed delivery again, through its session. The delivery decider decides on
+ * the delivery's state and on the session webhook's state, both folded from their streams.
+ */
+export async function requestRedelivery(store: EventStore, context: CommandContext, input: { sessionId: string; deliveryId: string; requestedBy: string | null }) {
+  const { state: webhook } = await loadWebhook(store, input.sessionId);
+  return executeDeliveryCommand(store, context, input.deliveryId, {
+    type: 'RequestRedelivery',
+    sessionId: input.sessionId,
+    webhook: { isActive: webhook.isActive, deactivatedReason: webhook.deactivatedReason },
+    requestedBy: input.requestedBy,
+  });
 }

@@ -1,11 +1,11 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { DomainError } from '../domain/shared/decider.js';
 import type { Role } from '../domain/shared/permissions.js';
 import { formatInvitationToken, parseInvitationToken } from '../domain/orgs/invitation-token.js';
 import type { EventStore } from '../infra/ports/event-store.js';
 import type { Mailer } from '../infra/ports/mailer.js';
 import type { CommandContext } from './handle.js';
-import { handleOrgCommand } from './orgs.js';
+import { handleOrgCommand } from './orgs-handle.js';
+import { randomSecret, sha256 } from './users-credentials.js';
 
 export interface InvitationDelivery {
   mailer: Mailer;
@@ -13,8 +13,6 @@ export interface InvitationDelivery {
   ttlHours: number;
   organizationName: string;
 }
-
-const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 
 /**
  * Records the invitation (with the secret's hash only), then mails the token. The token exists
@@ -28,7 +26,7 @@ export async function inviteMember(
   input: { invitationId: string; email: string; role: Role },
   delivery: InvitationDelivery,
 ) {
-  const secret = randomBytes(32).toString('base64url');
+  const secret = randomSecret();
   const expiresAt = new Date(context.now.getTime() + delivery.ttlHours * 3600_000).toISOString();
   const email = input.email.toLowerCase();
   const result = await handleOrgCommand(store, { ...context, orgId }, orgId, {

@@ -1,24 +1,13 @@
 import { DomainError } from '../domain/shared/decider.js';
 import type { Role } from '../domain/shared/permissions.js';
-import { orgDecider, orgStreamId, type LlmProvider, type OrgCommand } from '../domain/orgs/index.js';
+import type { LlmProvider } from '../domain/orgs/index.js';
 import type { EventStore } from '../infra/ports/event-store.js';
-import { handleCommand, type CommandContext } from './handle.js';
+import type { CommandContext } from './handle.js';
+import { handleOrgCommand } from './orgs-handle.js';
 
+export { handleOrgCommand } from './orgs-handle.js';
 export { inviteMember, acceptInvitation } from './orgs-invitations.js';
 export { recordLlmSpend } from './orgs-budget.js';
-
-type Without<C, K extends keyof C> = C extends unknown ? Omit<C, K> : never;
-type OrgCommandInput = Without<OrgCommand, 'at'>;
-
-/** Runs one command against `org-<orgId>`; the time comes from the request's context. */
-export function handleOrgCommand(store: EventStore, context: CommandContext, orgId: string, command: OrgCommandInput) {
-  return handleCommand(store, {
-    streamId: orgStreamId(orgId),
-    decider: orgDecider,
-    command: { ...command, at: context.now.toISOString() } as OrgCommand,
-    context,
-  });
-}
 
 export interface Creator {
   userId: string;

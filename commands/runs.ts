@@ -1,8 +1,11 @@
 import { flowDecider, flowNotFound, flowStreamId, isVisibleTo, nodeNotFound, type FlowScope } from '../domain/flows/index.js';
-import { runDecider, runStreamId, type OverrideConfig, type RunCommand, type RunMode } from '../domain/runs/index.js';
+import { isFinished, runDecider, runStreamId, type OverrideConfig, type RunCommand, type RunMode, type RunState } from '../domain/runs/index.js';
 import { DomainError } from '../domain/shared/decider.js';
 import type { EventStore } from '../infra/ports/event-store.js';
+import type { LlmProviderId } from '../infra/ports/llm.js';
+import type { RunExecutor, RunSettings } from '../infra/ports/runs.js';
 import { handleCommand, loadState, type CommandContext } from './handle.js';
+import { assertWithinBudget } from './orgs-budget.js';
 import { claimReservation, releaseReservation, reservationStreamId } from './reservations.js';
 
 /**
@@ -125,4 +128,110 @@ export async function idempotencyHolder(store: EventStore, userId: string, key: 
 /** Frees a key whose request failed before its run existed, so a retry with the same key can run. */
 export function releaseIdempotencyKey(store: EventStore, context: CommandContext, userId: string, key: string, processId: string) {
   return releaseReservation(store, context, IDEMPOTENCY_SCOPE, `${userId}:${key}`, processId);
+}
+
+// ---------------------------------------------------------------- starting a run for a request
+
+export interface RunStartPorts {
+  eventStore: EventStore;
+  /** Executes synchronous runs in this process. */
+  runs: RunExecutor;
+  newId(): string;
+  settings: Pick<RunSettings, 'READ_YOUR_WRITES_TIMEOUT_MS' | 'NODE_TIMEOUT_MS'>;
+}
+
+export interface StartedRun {
+  processId: string;
+  /** The final state for a synchronous run, null for an async one (or a repeated request). */
+  state: RunState | null;
+  /** The run of an earlier request with the same Idempotency-Key, as it stands. */
+  repeated: RunState | null;
+  /** What the caller waits for before answering (read-your-writes); null for a repeated request. */
+  position: number | null;
+}
+
+/**
+ * Starts a run for a request. Synchronous runs are executed by this process (claimed in the
+ * request's own decision) and awaited; async ones go to the run worker through the bus.
+ *
+ * Idempotency-Key (per user, 24 h; public triggers have no user and no idempotency): the key is
+ * claimed for the new processId in a reservation stream before anything runs, so of two identical
+ * requests arriving together one runs and the other waits for that run — until it exists (async)
+ * or has finished (sync, bounded by NODE_TIMEOUT_MS; after that it answers the run as it stands) —
+ * and answers it. A request that fails before its run exists releases the key.
+ */
+export async function startRun(
+  ports: RunStartPorts,
+  context: CommandContext,
+  request: Omit<RunRequest, 'idempotencyKey' | 'claimBy'>,
+  caller: { userId: string | null; idempotencyKey: string | null },
+): Promise<StartedRun> {
+  const { eventStore } = ports;
+  const { userId } = caller;
+  const key = userId ? caller.idempotencyKey : null;
+  const processId = ports.newId();
+  await assertRunWithinBudget(eventStore, context, request);
+  if (key && userId) {
+    let owned = false;
+    // Two rounds: when the first request failed before creating its run, its key is free again.
+    for (let round = 0; round < 2 && !owned; round++) {
+      const claim = await claimIdempotencyKey(eventStore, context, userId, key, processId);
+      if (claim.owned) owned = true;
+      else {
+        const earlier = await awaitEarlierRun(ports, userId, key, claim.processId, !request.async);
+        if (earlier) return { processId: claim.processId, state: null, repeated: earlier, position: null };
+      }
+    }
+    if (!owned) throw new DomainError('IDEMPOTENCY_KEY_IN_USE', 'another request with this Idempotency-Key is in progress; retry later', 'conflict');
+  }
+  let result;
+  try {
+    result = await requestRun(eventStore, context, processId, {
+      ...request,
+      idempotencyKey: key,
+      ...(request.async ? {} : { claimBy: ports.runs.localWorkerId }),
+    });
+  } catch (err) {
+    if (key && userId) await releaseIdempotencyKey(eventStore, context, userId, key, processId).catch(() => undefined);
+    throw err;
+  }
+  if (request.async) return { processId, state: null, repeated: null, position: result.position };
+  const state = await ports.runs.execute(processId, ports.runs.localWorkerId);
+  const [last] = await eventStore.readStream(runStreamId(processId), { fromRevision: Math.max(0, state.version), maxCount: 1 });
+  return { processId, state, repeated: null, position: last?.position ?? result.position };
+}
+
+/**
+ * The run of the request that holds the key, from the log (the read model may lag): once it exists
+ * (and, for a synchronous request, once it finished or the wait ran out). Null when it never
+ * appeared because its request gave the key up, or did not appear within the read-your-writes bound.
+ */
+async function awaitEarlierRun(ports: RunStartPorts, userId: string, key: string, processId: string, sync: boolean): Promise<RunState | null> {
+  const started = Date.now();
+  const appearBy = started + Math.max(ports.settings.READ_YOUR_WRITES_TIMEOUT_MS, 1000);
+  const finishBy = started + ports.settings.NODE_TIMEOUT_MS;
+  for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
+    const run = await loadRun(ports.eventStore, processId);
+    if (run.exists) {
+      if (!sync || isFinished(run.status) || Date.now() >= finishBy) return run;
+    } else {
+      if (Date.now() >= appearBy) return null;
+      const holder = await idempotencyHolder(ports.eventStore, userId, key);
+      if (holder?.processId !== processId) return null;
+    }
+    await new Promise((r) => setTimeout(r, pause));
+  }
+}
+
+/**
+ * An organization over its budget gets BUDGET_EXCEEDED before a run that would call a paid
+ * provider starts, rather than a run that fails at its first llm node. The offline provider stays
+ * free. The flow is folded from its stream, like requestRun does.
+ */
+async function assertRunWithinBudget(store: EventStore, context: CommandContext, request: Pick<RunRequest, 'flowId' | 'mode' | 'nodeId'>) {
+  const flow = (await loadState(store, flowStreamId(request.flowId), flowDecider)).state;
+  if (!flow.exists || flow.deleted || !flow.orgId) return;
+  const nodes = request.mode === 'node' ? flow.nodes.filter((n) => n.id === request.nodeId) : flow.nodes;
+  const paid = nodes.map((n) => n.data.llm).find((p): p is string => typeof p === 'string' && p !== 'offline');
+  if (paid) await assertWithinBudget({ eventStore: store, clock: { now: () => context.now } }, { orgId: flow.orgId }, paid as LlmProviderId);
 }

@@ -1,5 +1,5 @@
 import { DomainError, fold } from '../domain/shared/decider.js';
-import { userDecider, userStreamId, type Preferences } from '../domain/users/index.js';
+import { userDecider, userStreamId, type Preferences, type VerificationRequest } from '../domain/users/index.js';
 import type { EventStore } from '../infra/ports/event-store.js';
 import type { CommandContext } from './handle.js';
 import { releaseReservation } from './reservations.js';
@@ -7,7 +7,7 @@ import { EMAIL_SCOPE, claimEmail, releaseQuietly, runUserCommand } from './users
 
 export { signInWithSocialIdentity, type SocialIdentity } from './signins-accounts.js';
 export { createApiKey, revokeApiKey } from './users-api-keys.js';
-export { EMAIL_SCOPE, claimEmail, emailTaken, registerUser, runUserCommand, type Registration } from './users-registration.js';
+export { EMAIL_SCOPE, claimEmail, emailTaken, registerUser, reservationOwner, runUserCommand, takeOverExpiredEmail, type Registration } from './users-registration.js';
 
 export function updateProfile(
   store: EventStore,
@@ -20,9 +20,11 @@ export function updateProfile(
 
 /**
  * Claims the new email before recording the change and releases the old one after, so the
- * address is never free for someone else in between. Returns null when the email is unchanged.
+ * address is never free for someone else in between. With `verification` (the mail about to be
+ * sent to the new address) the account's email counts as unverified until that mail's token comes
+ * back. Returns null when the email is unchanged.
  */
-export async function changeEmail(store: EventStore, context: CommandContext, userId: string, email: string) {
+export async function changeEmail(store: EventStore, context: CommandContext, userId: string, email: string, verification?: VerificationRequest) {
   const streamId = userStreamId(userId);
   const current = fold(userDecider.evolve, userDecider.initialState, (await store.readStream(streamId)) as never[]);
   if (!current.exists) throw new DomainError('USER_NOT_FOUND', 'user not found', 'not_found');
@@ -30,7 +32,7 @@ export async function changeEmail(store: EventStore, context: CommandContext, us
   await claimEmail(store, context, email, userId);
   let result;
   try {
-    result = await runUserCommand(store, context, userId, { type: 'ChangeEmail', email, at: context.now.toISOString() });
+    result = await runUserCommand(store, context, userId, { type: 'ChangeEmail', email, ...(verification ? { verification } : {}), at: context.now.toISOString() });
   } catch (err) {
     await releaseQuietly(store, context, EMAIL_SCOPE, email, userId);
     throw err;
@@ -40,6 +42,16 @@ export async function changeEmail(store: EventStore, context: CommandContext, us
     if (event.type === 'UserEmailChanged') await releaseReservation(store, context, EMAIL_SCOPE, event.data.previousEmail, userId);
   }
   return result;
+}
+
+/** Records a new verification mail for the current (unverified) address; earlier tokens stop working. */
+export function requestEmailVerification(store: EventStore, context: CommandContext, userId: string, verification: VerificationRequest) {
+  return runUserCommand(store, context, userId, { type: 'RequestEmailVerification', ...verification, at: context.now.toISOString() });
+}
+
+/** Consumes the mailed token: the account's current address is proven. */
+export function verifyEmail(store: EventStore, context: CommandContext, userId: string, tokenHash: string) {
+  return runUserCommand(store, context, userId, { type: 'VerifyEmail', tokenHash, at: context.now.toISOString() });
 }
 
 export function requestPasswordReset(store: EventStore, context: CommandContext, userId: string, tokenHash: string, expiresAt: string) {

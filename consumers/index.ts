@@ -8,5 +8,5 @@ import { webhooksConsumers } from './messaging-webhooks.js';
 
 /** Every reaction the worker role runs. */
 export function allConsumers(services: Services, workerId: string): Consumer[] {
-  return [probeAcknowledger(services.eventStore, workerId, services.now), runWorker(services, workerId), ...mcpConsumers(services, workerId), ...messagingConsumers(services, workerId), ...webhooksConsumers(services, workerId)];
+  return [probeAcknowledger(services.eventStore, workerId, services.now), runWorker({ eventStore: services.eventStore, clock: { now: services.now }, logger: services.logger, runs: services.runs }, workerId), ...mcpConsumers(services, workerId), ...messagingConsumers({ eventStore: services.eventStore, clock: { now: services.now } }, workerId), ...webhooksConsumers({ eventStore: services.eventStore, clock: { now: services.now }, webhooks: services.webhooks }, workerId)];
 }

@@ -3,11 +3,12 @@ import type { CommandContext } from '../commands/handle.js';
 import { executeMcpCommand, loadMcpServer, plainEndpointOf } from '../commands/mcp.js';
 import { appendMcpEvents } from '../commands/mcp-requests.js';
 import type { McpEvent, McpServerState } from '../domain/mcp/index.js';
-import { serverIdOfStream } from '../domain/mcp/index.js';
+import { isMcpRequestExpired, MCP_REQUEST_EXPIRED, mayBeReplayed, serverIdOfStream } from '../domain/mcp/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import type { McpConnection, McpEndpoint } from '../infra/mcp/client.js';
-import type { HeldConnection } from '../infra/mcp/runtime.js';
-import type { Services } from '../infra/ports/services.js';
+import type { EventStore } from '../infra/ports/event-store.js';
+import type { Logger } from '../infra/ports/logger.js';
+import type { HeldConnection, McpConnection, McpRuntime, McpSettings } from '../infra/ports/mcp.js';
+import type { SecretSealer } from '../infra/ports/secret-sealer.js';
 
 /**
  * The worker side of MCP: opens and closes connections and serves calls, recording every outcome
@@ -24,21 +25,29 @@ export interface McpCallResultError {
   message: string;
 }
 
+/** The ports the worker uses. */
+export interface McpWorkerPorts {
+  eventStore: EventStore;
+  /** This process's connections, timers and background work. */
+  mcp: McpRuntime;
+  sealedBox: SecretSealer;
+  logger: Logger;
+  config: Pick<McpSettings, 'MCP_CALL_TIMEOUT_MS' | 'MCP_RECONNECT_BASE_MS' | 'MCP_RECONNECT_MAX_MS' | 'MCP_RECONNECT_STABLE_MS'>;
+  now(): Date;
+}
+
 const MAX_PROGRESS_EVENTS = 100;
-/** A request older than its timeout plus this is one nobody waits for any more. */
-const EXPIRY_MARGIN_MS = 30_000;
 
 export const errorOf = (err: unknown, fallback: string): McpCallResultError => {
   const e = err as { code?: unknown; message?: unknown };
   return { code: typeof e?.code === 'string' && /^[A-Z][A-Z0-9_]+$/.test(e.code) ? e.code : fallback, message: String(e?.message ?? err).slice(0, 2000) };
 };
 
-export function backoffInput(services: Services) {
-  const c = services.config;
+export function backoffInput(c: McpWorkerPorts['config']) {
   return { policy: { baseMs: c.MCP_RECONNECT_BASE_MS, maxMs: c.MCP_RECONNECT_MAX_MS, stableMs: c.MCP_RECONNECT_STABLE_MS }, random: Math.random() };
 }
 
-export function workerContext(services: Services, state: Pick<McpServerState, 'orgId' | 'workspaceId'>, cause?: RecordedEvent): CommandContext {
+export function workerContext(now: Date, state: Pick<McpServerState, 'orgId' | 'workspaceId'>, cause?: RecordedEvent): CommandContext {
   return {
     actorId: null,
     orgId: state.orgId,
@@ -46,7 +55,7 @@ export function workerContext(services: Services, state: Pick<McpServerState, 'o
     correlationId: cause?.metadata.correlationId ?? randomUUID(),
     causationId: cause?.id ?? null,
     requestId: cause?.metadata.requestId ?? null,
-    now: services.now(),
+    now,
   };
 }
 
@@ -56,17 +65,17 @@ export class McpWorker {
   private readonly running = new Map<string, AbortController>();
 
   constructor(
-    private readonly services: Services,
+    private readonly ports: McpWorkerPorts,
     /** Called when an outcome says a reconnect is due (the reconnector schedules it). */
     private readonly onReconnectDue: (serverId: string, at: string) => void,
   ) {
-    services.mcp.onLost((serverId, connectionId, reason) => this.track(this.recordLost(serverId, connectionId, { code: 'MCP_CONNECTION_LOST', message: reason })));
-    services.mcp.onToolsChanged((serverId, held) => this.chain(serverId, () => this.refreshTools(serverId, held)));
+    ports.mcp.onLost((serverId, connectionId, reason) => this.track(this.recordLost(serverId, connectionId, { code: 'MCP_CONNECTION_LOST', message: reason })));
+    ports.mcp.onToolsChanged((serverId, held) => this.chain(serverId, () => this.refreshTools(serverId, held)));
   }
 
   private track(work: Promise<unknown>) {
-    this.services.mcp.track(
-      work.catch((err) => this.services.logger.error({ err: (err as Error).message }, 'MCP worker job failed')),
+    this.ports.mcp.track(
+      work.catch((err) => this.ports.logger.error({ err: (err as Error).message }, 'MCP worker job failed')),
     );
   }
 
@@ -81,7 +90,7 @@ export class McpWorker {
   }
 
   async handle(recorded: RecordedEvent): Promise<void> {
-    if (this.services.mcp.closed) return;
+    if (this.ports.mcp.closed) return;
     const event = recorded as RecordedEvent & McpEvent;
     const serverId = serverIdOfStream(recorded.streamId);
     switch (event.type) {
@@ -90,7 +99,7 @@ export class McpWorker {
       case 'McpDisconnectRequested':
         return this.chain(serverId, () => this.disconnect(serverId, event.data.requestId, recorded));
       case 'McpServerDeleted':
-        return this.chain(serverId, () => this.services.mcp.drop(serverId));
+        return this.chain(serverId, () => this.ports.mcp.drop(serverId));
       case 'McpServerConnectFailed':
       case 'McpConnectionLost':
         if (event.data.nextReconnectAt) this.onReconnectDue(serverId, event.data.nextReconnectAt);
@@ -110,46 +119,46 @@ export class McpWorker {
   }
 
   private async connect(serverId: string, requestId: string, cause: RecordedEvent) {
-    const { state } = await loadMcpServer(this.services, serverId);
+    const { state } = await loadMcpServer(this.ports, serverId);
     // Served only while it is the pending request: a replay, or a request a disconnect overtook, is not.
     if (state.deleted || state.pendingConnect?.requestId !== requestId) return;
-    const ctx = () => workerContext(this.services, state, cause);
+    const ctx = () => workerContext(this.ports.now(), state, cause);
     try {
-      const endpoint = plainEndpointOf(this.services, state.config) as McpEndpoint;
-      const held = await this.services.mcp.open(serverId, requestId, endpoint);
+      const endpoint = plainEndpointOf(this.ports.sealedBox, state.config);
+      const held = await this.ports.mcp.open(serverId, requestId, endpoint);
       const { identity } = held.connection;
       const tools = identity.capabilities.tools ? await held.connection.listTools() : null;
       if (tools) held.lastTools = JSON.stringify(tools);
-      const recorded = await executeMcpCommand(this.services, ctx(), serverId, {
+      const recorded = await executeMcpCommand(this.ports, ctx(), serverId, {
         type: 'RecordConnected',
         requestId,
         serverInfo: { name: identity.name, version: identity.version, protocolVersion: identity.protocolVersion ?? null, instructions: identity.instructions ?? null },
         capabilities: JSON.stringify(identity.capabilities),
         transportUsed: identity.transportUsed,
         tools: tools ? JSON.stringify(tools) : null,
-        at: this.services.now().toISOString(),
+        at: this.ports.now().toISOString(),
       });
-      this.services.mcp.wake(requestId);
-      if (recorded.events.length === 0 && this.services.mcp.get(serverId)?.connectionId === requestId) await this.services.mcp.drop(serverId);
+      this.ports.mcp.wake(requestId);
+      if (recorded.events.length === 0 && this.ports.mcp.get(serverId)?.connectionId === requestId) await this.ports.mcp.drop(serverId);
     } catch (err) {
-      if (this.services.mcp.get(serverId)?.connectionId === requestId) await this.services.mcp.drop(serverId);
-      await executeMcpCommand(this.services, ctx(), serverId, {
+      if (this.ports.mcp.get(serverId)?.connectionId === requestId) await this.ports.mcp.drop(serverId);
+      await executeMcpCommand(this.ports, ctx(), serverId, {
         type: 'RecordConnectFailed',
         requestId,
         error: errorOf(err, 'MCP_CONNECT_FAILED'),
-        at: this.services.now().toISOString(),
-        ...backoffInput(this.services),
+        at: this.ports.now().toISOString(),
+        ...backoffInput(this.ports.config),
       });
-      this.services.mcp.wake(requestId);
+      this.ports.mcp.wake(requestId);
     }
   }
 
   private async disconnect(serverId: string, requestId: string, cause: RecordedEvent) {
-    await this.services.mcp.drop(serverId);
-    const { state } = await loadMcpServer(this.services, serverId);
+    await this.ports.mcp.drop(serverId);
+    const { state } = await loadMcpServer(this.ports, serverId);
     if (!state.exists) return;
-    await executeMcpCommand(this.services, workerContext(this.services, state, cause), serverId, { type: 'RecordDisconnected', requestId, at: this.services.now().toISOString() });
-    this.services.mcp.wake(requestId);
+    await executeMcpCommand(this.ports, workerContext(this.ports.now(), state, cause), serverId, { type: 'RecordDisconnected', requestId, at: this.ports.now().toISOString() });
+    this.ports.mcp.wake(requestId);
   }
 
   /**
@@ -158,36 +167,36 @@ export class McpWorker {
    * server's chain, after the connect that recorded the first list.
    */
   private async refreshTools(serverId: string, held: HeldConnection) {
-    if (this.services.mcp.get(serverId) !== held) return;
-    const { state } = await loadMcpServer(this.services, serverId);
+    if (this.ports.mcp.get(serverId) !== held) return;
+    const { state } = await loadMcpServer(this.ports, serverId);
     if (state.deleted || state.state !== 'connected' || state.connectionId !== held.connectionId) return;
     const tools = JSON.stringify(await held.connection.listTools());
     if (tools === held.lastTools) return;
     held.lastTools = tools;
-    await appendMcpEvents(this.services.eventStore, workerContext(this.services, state), serverId, [
-      { type: 'McpToolsListed', data: { requestId: `list-changed-${randomUUID()}`, tools, at: this.services.now().toISOString() } },
+    await appendMcpEvents(this.ports.eventStore, workerContext(this.ports.now(), state), serverId, [
+      { type: 'McpToolsListed', data: { requestId: `list-changed-${randomUUID()}`, tools, at: this.ports.now().toISOString() } },
     ]);
   }
 
   private async recordLost(serverId: string, connectionId: string, error: McpCallResultError) {
-    const { state } = await loadMcpServer(this.services, serverId);
+    const { state } = await loadMcpServer(this.ports, serverId);
     if (!state.exists) return;
-    await executeMcpCommand(this.services, workerContext(this.services, state), serverId, {
+    await executeMcpCommand(this.ports, workerContext(this.ports.now(), state), serverId, {
       type: 'RecordConnectionLost',
       connectionId,
       error,
-      at: this.services.now().toISOString(),
-      ...backoffInput(this.services),
+      at: this.ports.now().toISOString(),
+      ...backoffInput(this.ports.config),
     });
   }
 
   /** The connection for a call: ours, or reopened lazily when the state says connected but this process holds none (restart, rebalance). */
   private async connectionFor(serverId: string, state: McpServerState): Promise<McpConnection> {
-    const held = this.services.mcp.get(serverId);
+    const held = this.ports.mcp.get(serverId);
     if (held && held.connectionId === state.connectionId) return held.connection;
     try {
-      const endpoint = plainEndpointOf(this.services, state.config) as McpEndpoint;
-      return (await this.services.mcp.open(serverId, state.connectionId!, endpoint)).connection;
+      const endpoint = plainEndpointOf(this.ports.sealedBox, state.config);
+      return (await this.ports.mcp.open(serverId, state.connectionId!, endpoint)).connection;
     } catch (err) {
       const error = errorOf(err, 'MCP_CONNECT_FAILED');
       await this.recordLost(serverId, state.connectionId!, { code: error.code, message: `reconnecting lazily failed: ${error.message}` });
@@ -196,22 +205,22 @@ export class McpWorker {
   }
 
   private async alreadyAnswered(serverId: string, recorded: RecordedEvent, requestId: string): Promise<boolean> {
-    const later = await this.services.eventStore.readStream(recorded.streamId, { fromRevision: recorded.revision + 1 });
+    const later = await this.ports.eventStore.readStream(recorded.streamId, { fromRevision: recorded.revision + 1 });
     return later.some((e) => e.type !== recorded.type && (e.data as { requestId?: unknown }).requestId === requestId && !e.type.endsWith('Progressed'));
   }
 
   private async serve(serverId: string, recorded: RecordedEvent & McpEvent) {
     const data = recorded.data as { requestId: string; at: string; timeoutMs?: number };
     const { requestId } = data;
-    const timeoutMs = data.timeoutMs ?? this.services.config.MCP_CALL_TIMEOUT_MS;
-    const age = Date.now() - Date.parse(data.at);
+    const timeoutMs = data.timeoutMs ?? this.ports.config.MCP_CALL_TIMEOUT_MS;
+    const seenAt = this.ports.now();
     // Cheap path for fresh requests; an old one may be a replay whose outcome is already recorded.
-    if (age > 2_000 && (await this.alreadyAnswered(serverId, recorded, requestId))) return;
-    const { state } = await loadMcpServer(this.services, serverId);
-    const ctx = workerContext(this.services, state, recorded);
+    if (mayBeReplayed(data.at, seenAt) && (await this.alreadyAnswered(serverId, recorded, requestId))) return;
+    const { state } = await loadMcpServer(this.ports, serverId);
+    const ctx = workerContext(this.ports.now(), state, recorded);
     const started = performance.now();
     const fail = (error: McpCallResultError) => this.recordFailure(serverId, ctx, recorded, error, Math.round(performance.now() - started));
-    if (age > timeoutMs + EXPIRY_MARGIN_MS) return fail({ code: 'MCP_REQUEST_EXPIRED', message: 'the request was not served before its caller stopped waiting; it was not run' });
+    if (isMcpRequestExpired(data.at, timeoutMs, seenAt)) return fail({ ...MCP_REQUEST_EXPIRED });
     if (!state.exists || state.deleted) return fail({ code: 'MCP_SERVER_NOT_FOUND', message: 'the MCP server was deleted' });
     if (state.state !== 'connected') return fail({ code: 'MCP_NOT_CONNECTED', message: `the MCP server is ${state.state}` });
     let connection: McpConnection;
@@ -220,7 +229,7 @@ export class McpWorker {
     } catch (err) {
       return fail(errorOf(err, 'MCP_NOT_CONNECTED'));
     }
-    const at = () => this.services.now().toISOString();
+    const at = () => this.ports.now().toISOString();
     try {
       switch (recorded.type) {
         case 'McpToolCallRequested': {
@@ -258,7 +267,7 @@ export class McpWorker {
         }
         case 'McpToolsListRequested': {
           const tools = await connection.listTools();
-          const held = this.services.mcp.get(serverId);
+          const held = this.ports.mcp.get(serverId);
           if (held?.connection === connection) held.lastTools = JSON.stringify(tools);
           await this.append(serverId, ctx, requestId, { type: 'McpToolsListed', data: { requestId, tools: JSON.stringify(tools), at: at() } });
           return;
@@ -291,7 +300,7 @@ export class McpWorker {
 
   private async recordFailure(serverId: string, ctx: CommandContext, recorded: RecordedEvent & McpEvent, error: McpCallResultError, durationMs: number) {
     const { requestId } = recorded.data as { requestId: string };
-    const at = this.services.now().toISOString();
+    const at = this.ports.now().toISOString();
     const operation = recorded.type === 'McpToolsListRequested' ? 'tools_list' : recorded.type === 'McpResourcesListRequested' ? 'resources_list' : 'resource_read';
     const event: McpEvent =
       recorded.type === 'McpToolCallRequested'
@@ -302,7 +311,7 @@ export class McpWorker {
 
   /** Appends an outcome (or progress) and wakes this process's waiter for it, if any. */
   private async append(serverId: string, ctx: CommandContext, requestId: string, event: McpEvent) {
-    await appendMcpEvents(this.services.eventStore, ctx, serverId, [event]);
-    this.services.mcp.wake(requestId);
+    await appendMcpEvents(this.ports.eventStore, ctx, serverId, [event]);
+    this.ports.mcp.wake(requestId);
   }
 }

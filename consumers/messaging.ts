@@ -3,11 +3,17 @@ import type { CommandContext } from '../commands/handle.js';
 import { sessionIdOfAddress, sessionIdOfStream, MSG_SESSION_CATEGORY, type MessagingEventOf } from '../domain/messaging/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { Consumer } from '../infra/ports/bus.js';
-import type { Services } from '../infra/ports/services.js';
+import type { Clock } from '../infra/ports/clock.js';
+import type { EventStore } from '../infra/ports/event-store.js';
+
+export interface MessagingConsumerPorts {
+  eventStore: EventStore;
+  clock: Clock;
+}
 
 /** The messaging context's reactions in the worker role. */
-export function messagingConsumers(services: Services, _workerId: string): Consumer[] {
-  return [embeddedNetwork(services)];
+export function messagingConsumers(ports: MessagingConsumerPorts, _workerId: string): Consumer[] {
+  return [embeddedNetwork(ports)];
 }
 
 /**
@@ -18,8 +24,7 @@ export function messagingConsumers(services: Services, _workerId: string): Consu
  * - MessagesMarkedRead → ack READ on each sender's stream (the read receipt).
  * Every command it issues is idempotent in the decider, so a redelivered event changes nothing.
  */
-export function embeddedNetwork(services: Services): Consumer {
-  const store = services.eventStore;
+export function embeddedNetwork({ eventStore: store, clock }: MessagingConsumerPorts): Consumer {
   const contextOf = (event: RecordedEvent): CommandContext => ({
     actorId: null,
     orgId: event.metadata.orgId,
@@ -27,7 +32,7 @@ export function embeddedNetwork(services: Services): Consumer {
     correlationId: event.metadata.correlationId,
     causationId: event.id,
     requestId: null,
-    now: services.now(),
+    now: clock.now(),
   });
 
   async function deliver(event: RecordedEvent, data: MessagingEventOf<'MessageSent'>['data']) {

@@ -22,9 +22,12 @@ import {
   type RunState,
 } from '../domain/runs/index.js';
 import { DomainError } from '../domain/shared/decider.js';
+import type { Clock } from '../infra/ports/clock.js';
+import type { EventStore } from '../infra/ports/event-store.js';
 import { isLlmAbort, isLlmProviderError } from '../infra/ports/llm.js';
-import type { Services } from '../infra/ports/services.js';
-import { answerPromptCondition, nodeKindFor, nodeKindsFor } from './runs-kinds/index.js';
+import type { Logger } from '../infra/ports/logger.js';
+import type { RunExecutor, RunSettings } from '../infra/ports/runs.js';
+import { answerPromptCondition, nodeKindFor, nodeKindsFor, type NodeKindPorts } from './runs-kinds/index.js';
 import { llmCapabilityFor } from './runs-llm.js';
 
 /**
@@ -33,6 +36,15 @@ import { llmCapabilityFor } from './runs-llm.js';
  * same decision that requested them). The aggregate decides everything that follows from a step
  * (skips, the run's end); this loop only does the I/O and bounds concurrency and time.
  */
+
+/** Everything the executor and the node kinds use. */
+export interface RunEnginePorts extends NodeKindPorts {
+  eventStore: EventStore;
+  clock: Clock;
+  newId(): string;
+  logger: Logger;
+  settings: RunSettings;
+}
 
 /** This process's worker identity: a restarted process is a different worker (crash resume). */
 export const LOCAL_WORKER_ID = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -62,8 +74,8 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener('abort', onAbort, { once: true });
   });
 
-function contextFor(services: Services, run: RunState, correlationId: string): CommandContext {
-  return { actorId: null, orgId: run.orgId, workspaceId: run.workspaceId, correlationId, causationId: null, requestId: null, now: services.now() };
+function contextFor(clock: Clock, run: RunState, correlationId: string): CommandContext {
+  return { actorId: null, orgId: run.orgId, workspaceId: run.workspaceId, correlationId, causationId: null, requestId: null, now: clock.now() };
 }
 
 function errorOf(err: unknown, signal: AbortSignal, timedOut: boolean): NodeError {
@@ -83,19 +95,30 @@ const addUsage = (a: NodeUsage, b: NodeUsage): NodeUsage => ({
   cost: a.cost + b.cost,
 });
 
-export async function executeRun(services: Services, processId: string, workerId: string): Promise<RunState> {
-  if (running.has(processId)) return loadRun(services.eventStore, processId);
+/** The run executor port's adapter; `ports` is read on first use (the container builds it after this). */
+export function createRunExecutor(ports: () => RunEnginePorts): RunExecutor {
+  return {
+    localWorkerId: LOCAL_WORKER_ID,
+    execute: (processId, workerId) => executeRun(ports(), processId, workerId),
+    abort: abortRun,
+    isExecuting: isExecutingHere,
+  };
+}
+
+export async function executeRun(ports: RunEnginePorts, processId: string, workerId: string): Promise<RunState> {
+  const { eventStore, clock, logger, settings } = ports;
+  if (running.has(processId)) return loadRun(eventStore, processId);
   const controller = new AbortController();
   running.set(processId, controller);
   const correlationId = randomUUID();
-  let run = await loadRun(services.eventStore, processId);
-  const kinds = nodeKindsFor(services);
-  const llm = llmCapabilityFor(services, run.orgId, run.ownerId);
+  let run = await loadRun(eventStore, processId);
+  const kinds = nodeKindsFor(ports);
+  const llm = llmCapabilityFor(ports.llm, run.orgId, run.ownerId);
   const inFlight = new Map<string, Promise<void>>();
-  const ctx = () => contextFor(services, run, correlationId);
+  const ctx = () => contextFor(clock, run, correlationId);
 
   async function runNode(nodeId: string) {
-    const started = await executeRunCommand(services.eventStore, ctx(), processId, { type: 'StartNode', workerId, nodeId });
+    const started = await executeRunCommand(eventStore, ctx(), processId, { type: 'StartNode', workerId, nodeId });
     const attempt = nodeStateOf(started.state, nodeId)!.attempts;
     const node = graphIndex(started.state.definition).byId.get(nodeId)!;
     const data = effectiveNodeData(node, started.state);
@@ -104,7 +127,7 @@ export async function executeRun(services: Services, processId: string, workerId
     const timer = setTimeout(() => {
       timedOut = true;
       nodeTimeout.abort(new Error('timeout'));
-    }, services.config.NODE_TIMEOUT_MS);
+    }, settings.NODE_TIMEOUT_MS);
     const signal = AbortSignal.any([controller.signal, nodeTimeout.signal]);
     const begin = performance.now();
     try {
@@ -116,7 +139,7 @@ export async function executeRun(services: Services, processId: string, workerId
       const conditionalResults: ConditionalResult[] = [];
       for (const [index, condition] of conditionsOf({ ...node, data }).entries()) {
         if (condition.usePrompt) {
-          const answer = await answerPromptCondition(services, { orgId: run.orgId, userId: run.ownerId }, data, condition, result.output, signal);
+          const answer = await answerPromptCondition(ports, { orgId: run.orgId, userId: run.ownerId }, data, condition, result.output, signal);
           usage = addUsage(usage, answer.usage);
           conditionalResults.push(conditionalResultOf(condition, index, answer.result));
         } else {
@@ -125,12 +148,12 @@ export async function executeRun(services: Services, processId: string, workerId
       }
       const executionTime = Math.round(performance.now() - begin);
       try {
-        await executeRunCommand(services.eventStore, ctx(), processId, {
+        await executeRunCommand(eventStore, ctx(), processId, {
           type: 'CompleteNode', workerId, nodeId, attempt, output: result.output ?? null, metadata: result.metadata ?? {}, conditionalResults, usage, executionTime,
         });
       } catch (err) {
         if (!(err instanceof DomainError && err.code === 'OUTPUT_TOO_LARGE')) throw err;
-        await executeRunCommand(services.eventStore, ctx(), processId, { type: 'FailNode', workerId, nodeId, attempt, error: { code: err.code, message: err.message }, executionTime });
+        await executeRunCommand(eventStore, ctx(), processId, { type: 'FailNode', workerId, nodeId, attempt, error: { code: err.code, message: err.message }, executionTime });
       }
       await afterNode(nodeId, 'completed', result.output ?? null, null, usage, executionTime);
     } catch (err) {
@@ -138,7 +161,7 @@ export async function executeRun(services: Services, processId: string, workerId
       if (controller.signal.aborted && !timedOut) return;
       const error = errorOf(err, signal, timedOut);
       const executionTime = Math.round(performance.now() - begin);
-      await executeRunCommand(services.eventStore, ctx(), processId, { type: 'FailNode', workerId, nodeId, attempt, error, executionTime });
+      await executeRunCommand(eventStore, ctx(), processId, { type: 'FailNode', workerId, nodeId, attempt, error, executionTime });
       await afterNode(nodeId, 'failed', null, `${error.code}: ${error.message}`, null, executionTime);
     } finally {
       clearTimeout(timer);
@@ -149,27 +172,27 @@ export async function executeRun(services: Services, processId: string, workerId
   async function afterNode(nodeId: string, status: 'completed' | 'failed', output: unknown, error: string | null, usage: NodeUsage | null, executionTime: number) {
     try {
       if (usage && usage.cost > 0 && run.orgId) {
-        await recordLlmSpend(services.eventStore, ctx(), { orgId: run.orgId, amountUsd: usage.cost, runId: processId, spendId: `${processId}:${nodeId}` });
+        await recordLlmSpend(eventStore, ctx(), { orgId: run.orgId, amountUsd: usage.cost, runId: processId, spendId: `${processId}:${nodeId}` });
       }
       if (run.saveToHistory) {
-        await executeFlowCommand(services.eventStore, ctx(), run.flowId, {
-          type: 'RecordNodeExecution', nodeId, entryId: services.newId(), processId, status, output, error, usage: usage ? toHistoryUsage(usage) : null, executionTime,
+        await executeFlowCommand(eventStore, ctx(), run.flowId, {
+          type: 'RecordNodeExecution', nodeId, entryId: ports.newId(), processId, status, output, error, usage: usage ? toHistoryUsage(usage) : null, executionTime,
         });
       }
     } catch (err) {
-      services.logger.warn({ processId, nodeId, err: (err as Error).message }, 'recording a node execution outside the run failed');
+      logger.warn({ processId, nodeId, err: (err as Error).message }, 'recording a node execution outside the run failed');
     }
   }
 
   try {
     for (;;) {
-      run = await loadRun(services.eventStore, processId);
+      run = await loadRun(eventStore, processId);
       if (!run.exists || isFinished(run.status) || run.workerId !== workerId) break;
       if (run.stopRequested) controller.abort(new Error('stop requested'));
       const steps = nextSteps(run.definition, run);
       if (!controller.signal.aborted) {
         for (const nodeId of steps.ready) {
-          if (inFlight.size >= services.config.RUN_CONCURRENCY) break;
+          if (inFlight.size >= settings.RUN_CONCURRENCY) break;
           if (inFlight.has(nodeId)) continue;
           const work = runNode(nodeId)
             .catch((err) => {
@@ -181,7 +204,7 @@ export async function executeRun(services: Services, processId: string, workerId
         }
       }
       if (inFlight.size === 0) {
-        if (run.stopRequested) await executeRunCommand(services.eventStore, ctx(), processId, { type: 'ConfirmStop', workerId });
+        if (run.stopRequested) await executeRunCommand(eventStore, ctx(), processId, { type: 'ConfirmStop', workerId });
         else if (steps.ready.length === 0) break;
         continue;
       }
@@ -190,15 +213,15 @@ export async function executeRun(services: Services, processId: string, workerId
       clearTimeout(timer);
     }
   } catch (err) {
-    services.logger.error({ processId, err: (err as Error).message }, 'run execution failed');
+    logger.error({ processId, err: (err as Error).message }, 'run execution failed');
     await Promise.allSettled(inFlight.values());
     try {
-      await executeRunCommand(services.eventStore, ctx(), processId, { type: 'FailRun', workerId, code: 'EXECUTION_ERROR', reason: (err as Error).message });
+      await executeRunCommand(eventStore, ctx(), processId, { type: 'FailRun', workerId, code: 'EXECUTION_ERROR', reason: (err as Error).message });
     } catch {
       // Already finished, or the store is gone; a resume will look at it again.
     }
   } finally {
     running.delete(processId);
   }
-  return loadRun(services.eventStore, processId);
+  return loadRun(eventStore, processId);
 }

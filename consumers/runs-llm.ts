@@ -1,9 +1,7 @@
 import { RunInputError, type LlmCapability } from '../domain/runs/index.js';
-import { llmProviderFor } from '../infra/llm/registry.js';
-import { LLM_PROVIDER_IDS, type LlmProviderId } from '../infra/ports/llm.js';
-import type { Services } from '../infra/ports/services.js';
+import { LLM_PROVIDER_IDS, type LlmGateway, type LlmProviderId } from '../infra/ports/llm.js';
 
-/** The LLM capability a run's node kinds get in their context (kinds and prompt conditions live in consumers/node-kinds/). */
+/** The LLM capability a run's node kinds get in their context (kinds and prompt conditions live in consumers/runs-kinds/). */
 const providerOf = (name: unknown): LlmProviderId => {
   const value = typeof name === 'string' && name ? name : 'offline';
   if (!(LLM_PROVIDER_IDS as readonly string[]).includes(value)) throw new RunInputError('UNKNOWN_PROVIDER', `unknown LLM provider "${value}"`);
@@ -14,10 +12,10 @@ const providerOf = (name: unknown): LlmProviderId => {
  * The LLM port for one run: credentials of the run's organization, or for a personal run those of
  * `userId` (the run's owner) when given; else the service's.
  */
-export function llmCapabilityFor(services: Services, orgId: string | null, userId: string | null = null): LlmCapability {
+export function llmCapabilityFor(llm: LlmGateway, orgId: string | null, userId: string | null = null): LlmCapability {
   return {
     async complete(request) {
-      const provider = await llmProviderFor(services, { orgId, userId }, providerOf(request.provider));
+      const provider = await llm.providerFor({ orgId, userId }, providerOf(request.provider));
       const result = await provider.complete({
         model: request.model,
         messages: [{ role: 'user', content: request.prompt }],

@@ -6,10 +6,20 @@ import { executeWorkerCommand } from '../commands/workers.js';
 import { runDecider, runStreamId, type RunState } from '../domain/runs/index.js';
 import { DomainError } from '../domain/shared/decider.js';
 import { isRunAbandoned, isWorkerDead, processOfWorkerId } from '../domain/workers/index.js';
-import type { ProcessDoc } from '../projections/runs.js';
-import { getWorker } from '../projections/workers.js';
-import type { Services } from '../infra/ports/services.js';
-import { executeRun, isExecutingHere, LOCAL_WORKER_ID } from './runs-executor.js';
+import type { Clock } from '../infra/ports/clock.js';
+import type { EventStore } from '../infra/ports/event-store.js';
+import type { Logger } from '../infra/ports/logger.js';
+import type { RunExecutor, RunRecoveryQueries, RunSettings, RunningRun } from '../infra/ports/runs.js';
+
+export interface RunRecoveryPorts {
+  eventStore: EventStore;
+  clock: Clock;
+  logger: Logger;
+  runs: RunExecutor;
+  /** Candidates from the read side; every takeover is decided on the run's stream. */
+  queries: RunRecoveryQueries;
+  settings: Pick<RunSettings, 'NODE_TIMEOUT_MS' | 'WORKER_HEARTBEAT_MS'>;
+}
 
 /**
  * Worker presence and crash recovery, one per process that runs the worker consumers. It records
@@ -30,34 +40,35 @@ export interface RunRecovery {
   stop(): Promise<void>;
 }
 
-export async function startRunRecovery(services: Services, workerName: string, role: string, intervalMs = services.config.WORKER_HEARTBEAT_MS): Promise<RunRecovery> {
-  // Presence is per process: the executor's ids for this process all end with LOCAL_WORKER_ID.
-  const presenceId = LOCAL_WORKER_ID;
-  const runWorkerId = `${workerName}@${LOCAL_WORKER_ID}`;
-  const log = services.logger.child({ component: 'run-recovery', workerId: presenceId });
-  const context = (): CommandContext => ({ actorId: null, orgId: null, workspaceId: null, correlationId: randomUUID(), causationId: null, requestId: null, now: services.now() });
+export async function startRunRecovery(ports: RunRecoveryPorts, workerName: string, role: string, intervalMs = ports.settings.WORKER_HEARTBEAT_MS): Promise<RunRecovery> {
+  const { eventStore, clock, runs, queries } = ports;
+  // Presence is per process: the executor's ids for this process all end with its local worker id.
+  const presenceId = runs.localWorkerId;
+  const runWorkerId = `${workerName}@${runs.localWorkerId}`;
+  const log = ports.logger.child({ component: 'run-recovery', workerId: presenceId });
+  const context = (): CommandContext => ({ actorId: null, orgId: null, workspaceId: null, correlationId: randomUUID(), causationId: null, requestId: null, now: clock.now() });
 
-  await executeWorkerCommand(services.eventStore, context(), presenceId, { type: 'StartWorker', workerId: presenceId, host: hostname(), pid: process.pid, role, heartbeatMs: intervalMs });
+  await executeWorkerCommand(eventStore, context(), presenceId, { type: 'StartWorker', workerId: presenceId, host: hostname(), pid: process.pid, role, heartbeatMs: intervalMs });
 
-  async function holderIsDead(run: RunState, doc: ProcessDoc): Promise<boolean> {
+  async function holderIsDead(run: RunState, candidate: RunningRun): Promise<boolean> {
     if (!run.workerId) return false;
     const holder = processOfWorkerId(run.workerId);
     if (holder === presenceId) return false; // this process is alive by definition
-    const worker = await getWorker(services.readStore, holder);
-    if (worker) return isWorkerDead(worker, services.now(), intervalMs);
-    return isRunAbandoned(run.updatedAt || doc.updatedAt, services.now(), services.config.NODE_TIMEOUT_MS, intervalMs);
+    const worker = await queries.workerPresence(holder);
+    if (worker) return isWorkerDead(worker, clock.now(), intervalMs);
+    return isRunAbandoned(run.updatedAt || candidate.updatedAt, clock.now(), ports.settings.NODE_TIMEOUT_MS, intervalMs);
   }
 
   /** Takes one run over; true when this worker now executes it. */
-  async function recover(doc: ProcessDoc): Promise<boolean> {
-    const processId = doc._id;
-    if (isExecutingHere(processId)) return false;
-    const run = await loadRun(services.eventStore, processId);
-    if (run.status !== 'running' || !(await holderIsDead(run, doc))) return false;
+  async function recover(candidate: RunningRun): Promise<boolean> {
+    const { processId } = candidate;
+    if (runs.isExecuting(processId)) return false;
+    const run = await loadRun(eventStore, processId);
+    if (run.status !== 'running' || !(await holderIsDead(run, candidate))) return false;
     const ctx = { ...context(), orgId: run.orgId, workspaceId: run.workspaceId };
     let resumed;
     try {
-      resumed = await handleCommand(services.eventStore, {
+      resumed = await handleCommand(eventStore, {
         streamId: runStreamId(processId),
         decider: runDecider,
         command: { type: 'ResumeRun', workerId: runWorkerId, at: ctx.now.toISOString() },
@@ -72,29 +83,29 @@ export async function startRunRecovery(services: Services, workerName: string, r
     }
     log.warn({ processId, previousWorkerId: run.workerId, status: resumed.state.status }, 'took over a run from a dead worker');
     if (resumed.state.status !== 'running' || resumed.state.workerId !== runWorkerId) return false; // failed (interrupted too often) or stopped
-    void executeRun(services, processId, runWorkerId).catch(async (err) => {
+    void runs.execute(processId, runWorkerId).catch(async (err) => {
       log.error({ processId, err: (err as Error).message }, 'resumed run failed to execute');
-      await failRun(processId, { ...ctx, now: services.now() }, `the resumed run could not execute: ${(err as Error).message}`);
+      await failRun(processId, { ...ctx, now: clock.now() }, `the resumed run could not execute: ${(err as Error).message}`);
     });
     return true;
   }
 
   async function failRun(processId: string, ctx: CommandContext, reason: string) {
     try {
-      await executeRunCommand(services.eventStore, ctx, processId, { type: 'FailRun', code: 'RESUME_FAILED', reason });
+      await executeRunCommand(eventStore, ctx, processId, { type: 'FailRun', code: 'RESUME_FAILED', reason });
     } catch (err) {
       log.error({ processId, err: (err as Error).message }, 'could not fail a run that cannot resume');
     }
   }
 
   async function scan(): Promise<string[]> {
-    const docs = await services.readStore.collection<ProcessDoc>('processes').find({ status: 'running' }, { sort: { updatedAt: 1 }, limit: SCAN_LIMIT });
+    const candidates = await queries.runningRuns(SCAN_LIMIT);
     const taken: string[] = [];
-    for (const doc of docs) {
+    for (const candidate of candidates) {
       try {
-        if (await recover(doc)) taken.push(doc._id);
+        if (await recover(candidate)) taken.push(candidate.processId);
       } catch (err) {
-        log.error({ processId: doc._id, err: (err as Error).message }, 'recovering a run failed; retrying at the next scan');
+        log.error({ processId: candidate.processId, err: (err as Error).message }, 'recovering a run failed; retrying at the next scan');
       }
     }
     return taken;
@@ -104,7 +115,7 @@ export async function startRunRecovery(services: Services, workerName: string, r
   let busy: Promise<unknown> = Promise.resolve();
   async function tick() {
     try {
-      await executeWorkerCommand(services.eventStore, context(), presenceId, { type: 'RecordHeartbeat' });
+      await executeWorkerCommand(eventStore, context(), presenceId, { type: 'RecordHeartbeat' });
       await scan();
     } catch (err) {
       log.error({ err: (err as Error).message }, 'heartbeat or recovery scan failed');
@@ -125,7 +136,7 @@ export async function startRunRecovery(services: Services, workerName: string, r
       stopped = true;
       clearInterval(timer);
       await busy;
-      await executeWorkerCommand(services.eventStore, context(), presenceId, { type: 'StopWorker' }).catch((err) =>
+      await executeWorkerCommand(eventStore, context(), presenceId, { type: 'StopWorker' }).catch((err) =>
         log.warn({ err: (err as Error).message }, 'could not record the worker stop'),
       );
     },

@@ -3,8 +3,17 @@ import { executeRunCommand, loadRun } from '../commands/runs.js';
 import { DomainError } from '../domain/shared/decider.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { Consumer } from '../infra/ports/bus.js';
-import type { Services } from '../infra/ports/services.js';
-import { abortRun, executeRun, LOCAL_WORKER_ID } from './runs-executor.js';
+import type { Clock } from '../infra/ports/clock.js';
+import type { EventStore } from '../infra/ports/event-store.js';
+import type { Logger } from '../infra/ports/logger.js';
+import type { RunExecutor } from '../infra/ports/runs.js';
+
+export interface RunWorkerPorts {
+  eventStore: EventStore;
+  clock: Clock;
+  logger: Logger;
+  runs: RunExecutor;
+}
 
 /**
  * Executes async runs. On RunRequested it claims the run (ClaimRun with this process's worker id)
@@ -13,19 +22,20 @@ import { abortRun, executeRun, LOCAL_WORKER_ID } from './runs-executor.js';
  * stop back until the run ended). A RunRequested for a run already claimed or finished does
  * nothing, which makes redelivery harmless.
  */
-export function runWorker(services: Services, workerName: string): Consumer {
-  const workerId = `${workerName}@${LOCAL_WORKER_ID}`;
+export function runWorker(ports: RunWorkerPorts, workerName: string): Consumer {
+  const { eventStore, runs } = ports;
+  const workerId = `${workerName}@${runs.localWorkerId}`;
   return {
     name: 'run-worker',
     categories: ['run'],
     async handle(event: RecordedEvent) {
       const processId = event.streamId.slice('run-'.length);
       if (event.type === 'RunStopRequested') {
-        abortRun(processId);
+        runs.abort(processId);
         return;
       }
       if (event.type !== 'RunRequested') return;
-      const run = await loadRun(services.eventStore, processId);
+      const run = await loadRun(eventStore, processId);
       if (run.status !== 'queued' || run.stopRequested) return;
       const context = {
         actorId: null,
@@ -34,15 +44,15 @@ export function runWorker(services: Services, workerName: string): Consumer {
         correlationId: event.metadata.correlationId ?? randomUUID(),
         causationId: event.id,
         requestId: null,
-        now: services.now(),
+        now: ports.clock.now(),
       };
       try {
-        await executeRunCommand(services.eventStore, context, processId, { type: 'ClaimRun', workerId });
+        await executeRunCommand(eventStore, context, processId, { type: 'ClaimRun', workerId });
       } catch (err) {
         if (err instanceof DomainError) return; // claimed by another worker, stopped or finished meanwhile
         throw err;
       }
-      void executeRun(services, processId, workerId).catch((err) => services.logger.error({ processId, err: (err as Error).message }, 'run worker failed'));
+      void runs.execute(processId, workerId).catch((err) => ports.logger.error({ processId, err: (err as Error).message }, 'run worker failed'));
     },
   };
 }

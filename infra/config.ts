@@ -38,6 +38,8 @@ export const configSchema = z.object({
   COMMAND_MAX_ATTEMPTS: positiveInt(5),
   SHUTDOWN_TIMEOUT_MS: positiveInt(10_000),
   CONSUMER_MAX_ATTEMPTS: positiveInt(5),
+  /** A worker takes over the Kafka relay within this long of the relaying worker's death (lease of half this). */
+  RELAY_FAILOVER_MS: z.coerce.number().int().min(1_000).max(600_000).default(10_000),
 
   // Identity and access
   JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
@@ -49,6 +51,10 @@ export const configSchema = z.object({
   SMTP_URL: optionalUrl(/^smtps?:\/\//),
   MAIL_FROM: z.string().min(3).default('Flow service <no-reply@localhost>'),
   PASSWORD_RESET_TTL_MINUTES: positiveInt(30),
+  /** How long the link in an email verification mail works. */
+  EMAIL_VERIFICATION_TTL_HOURS: positiveInt(48),
+  /** A password account that has not verified its email this long after registering expires (no login; its email can be registered again). */
+  UNVERIFIED_ACCOUNT_TTL_HOURS: positiveInt(168),
   INVITATION_TTL_HOURS: positiveInt(168),
   DEVICE_CODE_TTL_SECONDS: positiveInt(900),
   DEVICE_POLL_INTERVAL_SECONDS: positiveInt(5),

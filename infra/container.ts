@@ -3,11 +3,19 @@ import { join } from 'node:path';
 import { EmbeddedBus } from './bus/embedded.js';
 import { KafkaBus } from './bus/kafka.js';
 import { SqliteCheckpointStore } from './checkpoints/sqlite.js';
+import { SqliteLeaseStore } from './checkpoints/sqlite-lease.js';
+import { DocumentLeaseStore } from './bus/relay-lease.js';
+import { CountingDeadLetters, eventStoreDeadLetters } from './bus/dead-letters.js';
+import type { LeaseStore } from './ports/lease.js';
 import type { Config, Role } from './config.js';
 import { EventStoreDbEventStore } from './event-store/eventstoredb.js';
 import { SqliteEventStore } from './event-store/sqlite.js';
 import { UpcastingEventStore } from './event-store/upcasting.js';
 import { allUpcasters } from '../domain/upcasters.js';
+import { allRetentionPolicies } from '../domain/retention.js';
+
+/** How often the embedded log drops expired events of idle operational streams (active ones are trimmed on append). */
+const RETENTION_SWEEP_MS = 3600_000;
 import type { Bus } from './ports/bus.js';
 import { systemClock, type Clock } from './ports/clock.js';
 import type { EventStore } from './ports/event-store.js';
@@ -21,14 +29,27 @@ import { Authenticator } from './auth/authenticator.js';
 import { loadOrCreateKey } from './auth/key-material.js';
 import { SealedBox } from './auth/sealed-box.js';
 import { TokenService } from './auth/tokens.js';
+import { socialProviders } from './auth/social/index.js';
 import { OutboxMailer } from './mailer/outbox.js';
 import { SmtpMailer } from './mailer/smtp.js';
 import type { Mailer } from './ports/mailer.js';
 import { RateLimiter } from './rate-limiter.js';
 import { allProjectors } from '../projections/index.js';
+import { memoryPorts } from './memory/ports.js';
+import { credentialLookup } from '../projections/users-auth.js';
 import { createMcpRuntime } from './mcp/runtime.js';
-import { createMessagingRuntime } from './messaging/runtime.js';
+import { createMcpClient } from './mcp/client.js';
+import { systemAddressResolver } from './mcp/address-resolver.js';
+import { createKvChecker } from './kv/index.js';
+import { mcpReadModel } from '../projections/mcp.js';
+import { createMessagingProviders } from './messaging/providers.js';
 import { createWebhooksRuntime } from './messaging-webhooks/runtime.js';
+import { createLlmRegistry } from './llm/registry.js';
+import { outboundHttp } from './http/outbound.js';
+import { createRunExecutor, type RunEnginePorts } from '../consumers/runs-executor.js';
+import { readOrgLlmCredentials } from '../projections/orgs-queries.js';
+import { readUserLlmCredentials } from '../projections/users-llm-credentials.js';
+import { runRecoveryQueries } from '../projections/runs.js';
 
 /**
  * The composition root: each port gets its distributed adapter when its variable is set and the
@@ -37,8 +58,8 @@ import { createWebhooksRuntime } from './messaging-webhooks/runtime.js';
 export async function buildServices(config: Config, role: Role, logger: Logger, options: { clock?: Clock } = {}): Promise<Services> {
   const clock = options.clock ?? systemClock;
   const rawEventStore = config.EVENTSTORE_URL
-    ? new EventStoreDbEventStore(config.EVENTSTORE_URL)
-    : new SqliteEventStore(join(config.DATA_DIR, 'events.db'));
+    ? new EventStoreDbEventStore(config.EVENTSTORE_URL, { retention: allRetentionPolicies })
+    : new SqliteEventStore(join(config.DATA_DIR, 'events.db'), { retention: allRetentionPolicies, now: () => clock.now(), sweepIntervalMs: RETENTION_SWEEP_MS });
   const eventStore: EventStore = new UpcastingEventStore(rawEventStore, allUpcasters);
 
   const readStore: ReadStore = config.MONGODB_URL
@@ -46,11 +67,15 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
     : new MemoryReadStore();
 
   // Consumers and the relay must not forget their positions on restart, whatever the read store.
-  const checkpoints: CheckpointStore = config.MONGODB_URL
-    ? readStore.checkpoints
-    : new SqliteCheckpointStore(
-        rawEventStore instanceof SqliteEventStore ? rawEventStore.db : new SqliteEventStore(join(config.DATA_DIR, 'state.db')).db,
-      );
+  const stateDb = config.MONGODB_URL
+    ? null
+    : rawEventStore instanceof SqliteEventStore ? rawEventStore.db : new SqliteEventStore(join(config.DATA_DIR, 'state.db')).db;
+  const checkpoints: CheckpointStore = stateDb ? new SqliteCheckpointStore(stateDb) : readStore.checkpoints;
+  // Which worker relays to Kafka: a lease kept beside the checkpoints (infra/bus/relay-leader.ts).
+  const leases: LeaseStore = stateDb ? new SqliteLeaseStore(stateDb) : new DocumentLeaseStore(readStore.collection('_leases'));
+  const relayHolder = `${role}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  // A consumer's event that fails on every attempt becomes a `deadletter-<id>` stream (GET /admin/dead-letters).
+  const deadLetters = new CountingDeadLetters(eventStoreDeadLetters(eventStore, () => clock.now()));
 
   const bus: Bus = config.KAFKA_BROKERS
     ? new KafkaBus({
@@ -59,28 +84,49 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
         topicPrefix: config.KAFKA_TOPIC_PREFIX,
         partitions: config.KAFKA_PARTITIONS,
         logger,
-        relay: { eventStore, checkpoints },
+        relay: { eventStore, checkpoints, lease: { store: leases, holder: relayHolder, failoverMs: config.RELAY_FAILOVER_MS } },
         retry: { maxAttempts: config.CONSUMER_MAX_ATTEMPTS },
+        deadLetters,
       })
-    : new EmbeddedBus(eventStore, checkpoints, logger, { retry: { maxAttempts: config.CONSUMER_MAX_ATTEMPTS } });
+    : new EmbeddedBus(eventStore, checkpoints, logger, { retry: { maxAttempts: config.CONSUMER_MAX_ATTEMPTS }, deadLetters });
 
   // An in-memory read store is private to its process, so whoever serves reads must project.
   const projectsHere = role === 'all' || role === 'projector' || (role === 'api' && !config.MONGODB_URL);
   const projections = new ProjectionRunner(eventStore, readStore, allProjectors, logger.child({ component: 'projections' }), projectsHere ? 'local' : 'remote');
 
   const now = () => clock.now();
-  const tokens = new TokenService(loadOrCreateKey(config.JWT_SECRET, config.DATA_DIR, 'jwt.key'), config.JWT_TTL_SECONDS, now);
+  const tokens = new TokenService(loadOrCreateKey(config.JWT_SECRET, config.DATA_DIR, 'jwt.key'), config.JWT_TTL_SECONDS, clock);
   const sealedBox = new SealedBox(loadOrCreateKey(config.ENCRYPTION_KEY, config.DATA_DIR, 'encryption.key'));
   const mailer: Mailer = config.SMTP_URL ? new SmtpMailer(config.SMTP_URL, config.MAIL_FROM, logger) : new OutboxMailer(config.DATA_DIR, logger, now);
 
   const services: Services = {
     config, role, logger, eventStore, readStore, checkpoints, bus, projections,
-    tokens, auth: new Authenticator(tokens, readStore, now), sealedBox, mailer, rateLimiter: new RateLimiter(),
+    tokens, auth: new Authenticator(tokens, credentialLookup(readStore), clock, { unverifiedAccountTtlHours: config.UNVERIFIED_ACCOUNT_TTL_HOURS }), sealedBox, mailer, rateLimiter: new RateLimiter(clock), social: socialProviders(config),
     now, newId: () => randomUUID(),
-    // Getters: a runtime may need the other services, which exist only once this object does.
-    mcp: createMcpRuntime(() => services),
-    messaging: createMessagingRuntime(() => services),
-    webhooks: createWebhooksRuntime(() => services),
+    mcp: createMcpRuntime(createMcpClient(config)),
+    mcpReadModel: mcpReadModel(readStore),
+    resolver: systemAddressResolver,
+    kv: createKvChecker(config),
+    messaging: createMessagingProviders(config),
+    webhooks: createWebhooksRuntime({ config, logger, clock, eventStore, readStore, sealedBox, projectsLocally: projections.mode === 'local' }),
+    memory: memoryPorts(config, eventStore, readStore, logger, () => randomUUID()),
+    llm: createLlmRegistry({
+      config,
+      logger,
+      credentials: {
+        organization: (orgId) => readOrgLlmCredentials({ readStore, sealedBox }, orgId),
+        user: (userId) => readUserLlmCredentials({ readStore, sealedBox }, userId),
+      },
+    }),
+    outbound: outboundHttp,
+    runs: createRunExecutor(() => runEngine),
+    runRecovery: runRecoveryQueries(readStore),
+  };
+  // The run engine's ports, once the services it shares exist; `now` read late so a test may move time.
+  const runEngine: RunEnginePorts = {
+    eventStore, logger, llm: services.llm, outbound: services.outbound, memory: services.memory, projections,
+    clock: { now: () => services.now() }, newId: () => services.newId(), settings: config,
+    mcp: { eventStore, config, mcp: services.mcp, now: () => services.now() },
   };
   return services;
 }

@@ -4,6 +4,7 @@ import { allRoutes } from '../api/routes/index.js';
 import { healthRoutes } from '../api/routes/health.js';
 import { allConsumers } from '../consumers/index.js';
 import { startRunRecovery, type RunRecovery } from '../consumers/runs-recovery.js';
+import { deadLetterRetrier } from '../consumers/operations-dead-letters.js';
 import { ConfigError, loadConfig, parseRole } from './config.js';
 import { buildServices, closeServices } from './container.js';
 import { createLogger } from './logger.js';
@@ -29,8 +30,16 @@ async function main() {
   let recovery: RunRecovery | undefined;
   if (runsWorkers) {
     if (services.bus instanceof KafkaBus) services.bus.startRelay();
-    for (const consumer of allConsumers(services, `${role}:${process.pid}`)) consumers.push(await services.bus.start(consumer));
-    recovery = await startRunRecovery(services, `${role}:${process.pid}`, role);
+    const workerId = `${role}:${process.pid}`;
+    const handlers = allConsumers(services, workerId);
+    // The retrier re-delivers dead letters to these same handlers (POST /admin/dead-letters/{id}/retry).
+    const retrier = deadLetterRetrier({ eventStore: services.eventStore, logger: services.logger, now: services.now }, workerId, handlers);
+    for (const consumer of [...handlers, retrier]) consumers.push(await services.bus.start(consumer));
+    recovery = await startRunRecovery(
+      { eventStore: services.eventStore, clock: { now: services.now }, logger: services.logger, runs: services.runs, queries: services.runRecovery, settings: config },
+      `${role}:${process.pid}`,
+      role,
+    );
   }
 
   // Roles without the API still answer /api/health so an orchestrator can probe them.

@@ -1,21 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import { ProjectionControl } from '../commands/operations-control.js';
 import { categoryOf } from '../domain/shared/events.js';
 import type { Projector } from '../projections/projector.js';
-import { ProjectionControl } from './projection-control.js';
+import { systemClock } from './ports/clock.js';
 import type { EventStore, EventSubscription } from './ports/event-store.js';
 import type { Logger } from './ports/logger.js';
+import type { Projections, ProjectionStatus, RebuildResult } from './ports/projections.js';
 import type { ReadStore } from './ports/read-store.js';
-
-export interface ProjectionStatus {
-  name: string;
-  categories: string[];
-  state: 'running' | 'rebuilding' | 'stopped' | 'failed' | 'remote';
-  position: number;
-  head: number;
-  /** Events of its categories not yet projected (capped at LAG_CAP). */
-  lag: number;
-  lastError: string | null;
-}
 
 const LAG_CAP = 10_000;
 const checkpointKey = (name: string) => `projection:${name}`;
@@ -34,7 +26,7 @@ interface Loop {
  * Runs projectors in this process (`local`), or only knows about them (`remote`: the API role of a
  * split deployment), in which case positions are read from the shared checkpoint store.
  */
-export class ProjectionRunner {
+export class ProjectionRunner implements Projections {
   private readonly loops = new Map<string, Loop>();
   private readonly progress = new EventEmitter();
   private control: ProjectionControl | null = null;
@@ -67,7 +59,7 @@ export class ProjectionRunner {
       return;
     }
     await Promise.all([...this.loops.values()].map((loop) => this.startLoop(loop)));
-    this.control = new ProjectionControl(this.events, this, this.logger, () => new Date());
+    this.control = new ProjectionControl({ events: this.events, projections: this, logger: this.logger, clock: systemClock, newId: randomUUID });
     await this.control.start();
   }
 
@@ -175,7 +167,7 @@ export class ProjectionRunner {
   }
 
   /** Drops the projector's collections and checkpoint and projects its categories again from the start. */
-  async rebuild(name: string): Promise<{ name: string; events: number; durationMs: number }> {
+  async rebuild(name: string): Promise<RebuildResult> {
     const loop = this.loops.get(name);
     if (!loop) throw new Error(`unknown projection ${name}`);
     if (this.mode === 'remote') throw new Error('rebuild runs where the projectors run');

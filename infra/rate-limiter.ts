@@ -1,17 +1,19 @@
 import { DomainError } from '../domain/shared/decider.js';
+import { systemClock, type Clock } from './ports/clock.js';
+import type { RateLimiter as RateLimiterPort } from './ports/rate-limiter.js';
 
 /**
  * Fixed-window counters in this process's memory. Limits are per API process: behind a load
  * balancer with N API processes a client can make up to N times the limit (README, limits).
  */
-export class RateLimiter {
+export class RateLimiter implements RateLimiterPort {
   private readonly windows = new Map<string, { count: number; resetAt: number }>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(private readonly clock: Clock = systemClock) {}
 
   /** Counts one attempt for `key`; past `limit` in `windowMs` throws 429 with the seconds to wait. */
   hit(key: string, limit: number, windowMs: number): void {
-    const now = this.now();
+    const now = this.clock.now().getTime();
     let window = this.windows.get(key);
     if (!window || window.resetAt <= now) {
       window = { count: 0, resetAt: now + windowMs };

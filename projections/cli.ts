@@ -1,7 +1,7 @@
 import type { CliTokenEvent, CliTokenSource, DeviceAuthorizationEvent, DeviceAuthorizationStatus } from '../domain/cli/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { Doc, ReadStore } from '../infra/ports/read-store.js';
-import { CREDENTIAL_COLLECTIONS, type SecretCredentialView } from './users-auth.js';
+import { CREDENTIAL_COLLECTIONS, insertIfAbsent, type SecretCredentialView } from './users-auth.js';
 import type { Projector } from './projector.js';
 
 /** `cli_tokens`: the shape the authenticator reads for `fcli_` bearer tokens, plus what a person wants to see. */
@@ -28,7 +28,7 @@ export interface DeviceCodeView extends Doc {
 const TOKENS = CREDENTIAL_COLLECTIONS.cliTokens;
 const DEVICES = 'device_codes';
 
-// Creation events are revision 0 and written with $setOnInsert, later ones are guarded by the
+// Creation events are revision 0 and inserted only if absent, later ones are guarded by the
 // revision: a redelivered event never overwrites what came after it.
 const cliTokensProjector: Projector = {
   name: 'cli_tokens',
@@ -43,7 +43,8 @@ const cliTokensProjector: Projector = {
     switch (event.type) {
       case 'CliTokenCreated': {
         const d = event.data;
-        const doc = {
+        const doc: CliTokenView = {
+          _id: d.tokenId,
           userId: d.userId,
           secretHash: d.secretHash,
           revokedAt: null,
@@ -54,7 +55,7 @@ const cliTokensProjector: Projector = {
           createdAt: d.createdAt,
           version: recorded.revision,
         };
-        await tokens.updateOne({ _id: d.tokenId }, { $setOnInsert: doc }, { upsert: true });
+        await insertIfAbsent(tokens, doc);
         return;
       }
       case 'CliTokenRevoked':
@@ -83,17 +84,18 @@ const deviceCodesProjector: Projector = {
     switch (event.type) {
       case 'DeviceAuthorizationRequested': {
         const d = event.data;
-        const doc = {
+        const doc: DeviceCodeView = {
+          _id: id,
           userCodeHash: d.userCodeHash,
           clientName: d.clientName,
-          status: 'pending' as const,
+          status: 'pending',
           decidedBy: null,
           redeemed: false,
           requestedAt: d.requestedAt,
           expiresAt: d.expiresAt,
           version: recorded.revision,
         };
-        await devices.updateOne({ _id: id }, { $setOnInsert: doc }, { upsert: true });
+        await insertIfAbsent(devices, doc);
         return;
       }
       case 'DeviceAuthorizationApproved':

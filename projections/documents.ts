@@ -1,11 +1,11 @@
-import type { DocumentEvent, CollectionScope, JsonDocument } from '../domain/documents/index.js';
-import { storedPath } from '../domain/documents/index.js';
-import type { RecordedEvent } from '../domain/shared/events.js';
+import type { DocumentEvent, DocumentStreamEvent, CollectionScope, JsonDocument } from '../domain/documents/index.js';
+import { COLLECTION_CATEGORY, DOCUMENT_CATEGORY, storedPath } from '../domain/documents/index.js';
+import { categoryOf, type RecordedEvent } from '../domain/shared/events.js';
 import { DuplicateKeyError, type Doc, type ReadStore } from '../infra/ports/read-store.js';
 import type { Projector } from './projector.js';
 
 /**
- * Two read models from the `collection-…` streams:
+ * Two read models from the `collection-…` and `document-…` streams:
  * - `document_collections`: one row per live collection (name, owner, schema and indexes as JSON
  *   text, document count and bytes, timestamps);
  * - one physical collection per user collection, `udocs_<collectionId>`, holding
@@ -32,6 +32,8 @@ export interface CollectionMeta extends Doc {
   createdAt: string;
   updatedAt: string;
   version: number;
+  /** Log position of the last event projected into this row (absent on rows projected before it existed). */
+  position?: number;
 }
 
 export interface StoredDocument extends Doc {
@@ -41,20 +43,21 @@ export interface StoredDocument extends Doc {
 
 export const documentsProjector: Projector = {
   name: 'documents',
-  categories: ['collection'],
+  categories: [COLLECTION_CATEGORY, DOCUMENT_CATEGORY],
   collections: [COLLECTIONS_META],
   async setup(store) {
     await store.collection(COLLECTIONS_META).createIndex({ keys: { orgId: 1, workspaceId: 1, ownerId: 1, nameLower: 1 } });
   },
   async project(recorded, store) {
+    if (categoryOf(recorded.streamId) === DOCUMENT_CATEGORY) return projectDocument(recorded as RecordedEvent & DocumentStreamEvent, store);
     const event = recorded as RecordedEvent & DocumentEvent;
     const collectionId = recorded.streamId.slice('collection-'.length);
     const meta = store.collection<CollectionMeta>(COLLECTIONS_META);
     const docs = store.collection<StoredDocument>(physicalCollection(collectionId));
-    // Absolute values by `_id` only: a redelivered event (at least once, always in stream order)
-    // rewrites the same values. FerretDB runs a filter on another field by scanning, so no version guard.
+    // Absolute totals (events written before per-document streams carry them), guarded by
+    // position like the increments of projectDocument, so a redelivered older event cannot undo them.
     const touch = (count: number, bytes: number, at: string) =>
-      meta.updateOne({ _id: collectionId }, { $set: { count, bytes, updatedAt: at, version: recorded.revision } });
+      meta.updateOne({ _id: collectionId, ...notYet(recorded.position) }, { $set: { count, bytes, updatedAt: at, version: recorded.revision, position: recorded.position } });
     switch (event.type) {
       case 'CollectionCreated': {
         const d = event.data;
@@ -68,6 +71,7 @@ export const documentsProjector: Projector = {
           {
             _id: collectionId, name: d.name, nameLower: d.name.toLowerCase(), ownerId: d.ownerId, orgId: d.orgId, workspaceId: d.workspaceId,
             schema: d.schema, indexes: JSON.stringify(d.indexes), count: 0, bytes: 0, createdAt: d.createdAt, updatedAt: d.createdAt, version: recorded.revision,
+            position: recorded.position,
           },
           { upsert: true },
         );
@@ -92,6 +96,29 @@ export const documentsProjector: Projector = {
     }
   },
 };
+
+/** Matches a row this event has not reached yet (rows projected before `position` existed have none). */
+const notYet = (position: number) => ({ position: { $not: { $gte: position } } });
+
+/**
+ * A write to one document's stream. The collection's totals move by increments, applied at most
+ * once per event by the row's last projected position (events arrive in log order, so a redelivered
+ * one is at or below it); the document row is an absolute value. A write to a collection that is
+ * gone (deleted while the write was under way) has nowhere to go and is dropped.
+ */
+async function projectDocument(recorded: RecordedEvent & DocumentStreamEvent, store: ReadStore): Promise<void> {
+  const { collectionId, documentId, revision, at } = recorded.data;
+  const meta = store.collection<CollectionMeta>(COLLECTIONS_META);
+  if (!(await meta.findOne({ _id: collectionId }, { projection: { _id: 1 } }))) return;
+  const [count, bytes] =
+    recorded.type === 'DocumentAdded' ? [1, recorded.data.size]
+    : recorded.type === 'DocumentChanged' ? [0, recorded.data.size - recorded.data.previousSize]
+    : [-1, -recorded.data.previousSize];
+  await meta.updateOne({ _id: collectionId, ...notYet(recorded.position) }, { $inc: { count, bytes }, $set: { updatedAt: at, position: recorded.position } });
+  const docs = store.collection<StoredDocument>(physicalCollection(collectionId));
+  if (recorded.type === 'DocumentRemoved') await docs.deleteOne({ _id: documentId });
+  else await docs.replaceOne({ _id: documentId }, { _id: documentId, r: revision, d: recorded.data.document }, { upsert: true });
+}
 
 /** A plain insert is the cheapest write on every store; the row exists already only when the event
  * is redelivered, or the id is reused after a deletion whose event was redelivered too. */

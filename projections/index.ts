@@ -11,5 +11,6 @@ import { messagingProjectors } from './messaging.js';
 import { documentsProjectors } from './documents.js';
 import { memoryProjectors } from './memory.js';
 import { webhooksProjectors } from './messaging-webhooks.js';
+import { deadLettersProjector } from './operations-dead-letters.js';
 
-export const allProjectors: Projector[] = [probesProjector, ...userProjectors, ...orgProjectors, ...cliProjectors, ...flowProjectors, runsProjector, workersProjector, ...mcpProjectors, ...messagingProjectors, ...documentsProjectors, ...memoryProjectors, ...webhooksProjectors];
+export const allProjectors: Projector[] = [probesProjector, ...userProjectors, ...orgProjectors, ...cliProjectors, ...flowProjectors, runsProjector, workersProjector, ...mcpProjectors, ...messagingProjectors, ...documentsProjectors, ...memoryProjectors, ...webhooksProjectors, deadLettersProjector];

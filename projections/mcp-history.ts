@@ -28,6 +28,8 @@ export interface McpHistoryDoc extends Doc {
   durationMs: number | null;
   error: { code: string; message: string } | null;
   progressCount: number;
+  /** Revision of the last progress counted: a redelivered progress event is not counted again. */
+  progressSeq?: number;
   requestedAt: string;
   finishedAt: string | null;
 }
@@ -61,7 +63,7 @@ const docId = (serverId: string, requestId: string) => `${serverId}:${requestId}
 const parse = (json: string | null | undefined) => (json === null || json === undefined ? null : (JSON.parse(json) as unknown));
 
 export function historyEntryOf(doc: McpHistoryDoc): McpHistoryEntry {
-  const { _id, serverId, seq: _seq, ...rest } = doc;
+  const { _id, serverId, seq: _seq, progressSeq: _progressSeq, ...rest } = doc;
   return {
     ...rest,
     toolName: doc.toolName ?? null,
@@ -84,7 +86,7 @@ export function historyEntryOf(doc: McpHistoryDoc): McpHistoryEntry {
 const base = (serverId: string, seq: number, requestedAt: string, actorId: string | null) => ({
   serverId, seq, toolName: null, uri: null, arguments: null, source: 'api' as const, processId: null, nodeId: null, actorId,
   status: 'pending' as const, isError: null, content: null, text: null, structuredContent: null, truncated: false, durationMs: null, error: null,
-  progressCount: 0, requestedAt, finishedAt: null,
+  progressCount: 0, progressSeq: -1, requestedAt, finishedAt: null,
 });
 
 export const mcpHistoryProjector: Projector = {
@@ -120,7 +122,11 @@ export const mcpHistoryProjector: Projector = {
         return;
       }
       case 'McpToolCallProgressed':
-        await history.updateOne({ _id: docId(serverId, event.data.requestId), status: 'pending' }, { $inc: { progressCount: 1 } });
+        // $inc is not idempotent by itself: the revision guard makes a redelivery count nothing.
+        await history.updateOne(
+          { _id: docId(serverId, event.data.requestId), status: 'pending', $or: [{ progressSeq: { $lt: recorded.revision } }, { progressSeq: { $exists: false } }] },
+          { $inc: { progressCount: 1 }, $set: { progressSeq: recorded.revision } },
+        );
         return;
       case 'McpToolCallCompleted': {
         const d = event.data;

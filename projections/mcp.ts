@@ -1,5 +1,6 @@
-import { MASKED_SECRET, MCP_CATEGORY, serverIdOfStream, type McpConnectionState, type McpEvent, type McpScope, type McpTransport } from '../domain/mcp/index.js';
+import { isMcpServerVisibleTo, MASKED_SECRET, MCP_CATEGORY, serverIdOfStream, type McpConnectionState, type McpEvent, type McpScope, type McpTransport } from '../domain/mcp/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
+import type { McpReadModel } from '../infra/ports/mcp.js';
 import type { Doc, Filter, Page, ReadStore } from '../infra/ports/read-store.js';
 import type { Projector } from './projector.js';
 import { mcpHistoryProjector } from './mcp-history.js';
@@ -192,10 +193,7 @@ function scopeFilter(scope: McpScope): Filter {
 export async function findMcpServerDoc(readStore: ReadStore, serverId: string, scope: McpScope | null): Promise<McpServerDoc | null> {
   const doc = await readStore.collection<McpServerDoc>(MCP_SERVERS).findOne({ _id: serverId });
   if (!doc || doc.deleted) return null;
-  if (scope) {
-    const visible = doc.orgId === scope.orgId && doc.workspaceId === scope.workspaceId && (doc.orgId !== null || doc.ownerId === scope.userId);
-    if (!visible) return null;
-  }
+  if (scope && !isMcpServerVisibleTo(doc, scope)) return null;
   return doc;
 }
 
@@ -228,6 +226,11 @@ export function dueReconnects(readStore: ReadStore, now: string, staleBefore: st
     },
     { sort: { updatedAt: 1 }, limit },
   );
+}
+
+/** The McpReadModel port the reconnector reads through (wired by the container). */
+export function mcpReadModel(readStore: ReadStore): McpReadModel {
+  return { dueReconnects: async (now, staleBefore) => (await dueReconnects(readStore, now, staleBefore)).map((doc) => doc._id) };
 }
 
 /** The cached tool list (null: never listed). */

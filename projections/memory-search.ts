@@ -1,7 +1,8 @@
-import { SCOPE_FIELDS, bm25FromCounts, indexTerms, matchesMetadataFilter, rankMemories, tokenize, type TermCounts, type MemoryScope, type MemoryTenant, type MetadataFilter } from '../domain/memory/index.js';
+import { SCOPE_FIELDS, bm25FromCounts, indexTerms, matchesMetadataFilter, rankMemories, tokenize, type TermCounts, type MemoryScope, type MemoryTenant } from '../domain/memory/index.js';
+import type { MemoryQueries, MemorySearchRequest, MemoryView } from '../infra/ports/memory.js';
 import type { Filter, ReadStore } from '../infra/ports/read-store.js';
 import { postingsOf, tenantIndex, type IndexedMemory, type TenantIndex } from './memory-index.js';
-import { tenantFilter, type MemoryDoc } from './memory.js';
+import { memoryIdsMatching, tenantFilter, type MemoryDoc } from './memory.js';
 
 /**
  * Memory search: the tenant's live memories come from the per-process index (memory-index.ts,
@@ -11,19 +12,7 @@ import { tenantFilter, type MemoryDoc } from './memory.js';
  * df, average length) are those of the filtered set, exactly. At most `maxCandidates` memories
  * of a tenant are considered, newest first; `truncated: true` says older ones were not.
  */
-export interface MemorySearchRequest {
-  tenant: MemoryTenant;
-  scope: MemoryScope;
-  query: string;
-  filters?: MetadataFilter;
-  limit: number;
-  maxCandidates: number;
-  /** Memories kept in the per-process index across tenants. */
-  maxCached: number;
-  lexicalWeight: number;
-  /** The query's embedding and the model that made it; null for lexical ranking. */
-  queryVector: { model: string; vector: number[] } | null;
-}
+export type { MemorySearchRequest };
 
 export interface MemorySearchHit {
   doc: MemoryDoc;
@@ -114,4 +103,22 @@ export async function searchMemories(store: ReadStore, request: MemorySearchRequ
     return { doc: doc as MemoryDoc, score: r.score, bm25: r.bm25, semantic: r.semantic };
   });
   return { hits, candidatesScanned: candidates.length, truncated: index.truncated, ranking };
+}
+
+export function memoryViewOfDoc(doc: MemoryDoc): MemoryView {
+  return {
+    id: doc._id, text: doc.text, metadata: doc.metadata, scope: { userId: doc.userId, agentId: doc.agentId, runId: doc.runId },
+    createdAt: doc.createdAt, updatedAt: doc.updatedAt, version: doc.version,
+  };
+}
+
+/** The memory commands' query port over this read model. */
+export function memoryQueries(store: ReadStore): MemoryQueries {
+  return {
+    liveIdsInScope: (tenant, scope, limit) => memoryIdsMatching(store, memoryFilter(tenant, scope), limit),
+    async search(request) {
+      const found = await searchMemories(store, request);
+      return { ...found, hits: found.hits.map(({ doc, ...scores }) => ({ memory: memoryViewOfDoc(doc), ...scores })) };
+    },
+  };
 }

@@ -2,7 +2,9 @@ import type { FlowScope } from '../domain/flows/index.js';
 import { evolveRun, initialRunState, type RunEvent, type RunState } from '../domain/runs/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import { DuplicateKeyError, type Doc, type ReadStore } from '../infra/ports/read-store.js';
+import type { RunRecoveryQueries } from '../infra/ports/runs.js';
 import type { Projector } from './projector.js';
+import { getWorker } from './workers.js';
 
 /**
  * Read model of runs (`processes`): one document per run. The fields queries filter and sort on
@@ -160,4 +162,15 @@ export function activeFlowProcesses(store: ReadStore, flowId: string) {
 export function listRunningProcesses(store: ReadStore, scope: FlowScope, options: { limit: number; cursor?: string | null }) {
   const tenant = scope.orgId === null ? { orgId: null, workspaceId: scope.workspaceId, ownerId: scope.userId } : { orgId: scope.orgId, workspaceId: scope.workspaceId };
   return store.collection<ProcessDoc>(COLLECTION).page({ ...tenant, status: { $in: ACTIVE } }, { sort: { requestedAt: -1 }, limit: options.limit, cursor: options.cursor ?? null });
+}
+
+/** Crash recovery's read side (port: infra/ports/runs.ts): running runs oldest first, and worker presence. */
+export function runRecoveryQueries(store: ReadStore): RunRecoveryQueries {
+  return {
+    async runningRuns(limit) {
+      const docs = await store.collection<ProcessDoc>(COLLECTION).find({ status: 'running' }, { sort: { updatedAt: 1 }, limit });
+      return docs.map((d) => ({ processId: d._id, updatedAt: d.updatedAt }));
+    },
+    workerPresence: (workerId) => getWorker(store, workerId),
+  };
 }

@@ -1,43 +1,45 @@
-import type { Doc, ReadStore } from '../infra/ports/read-store.js';
-import type { Role } from '../domain/shared/permissions.js';
+import type { ApiKeyAuthView, CredentialLookup, MembershipView, SecretCredentialView, UserAuthView } from '../infra/ports/credentials.js';
+import { DuplicateKeyError, type Doc, type DocumentCollection, type ReadStore } from '../infra/ports/read-store.js';
+
+export type { ApiKeyAuthView, MembershipView, SecretCredentialView, UserAuthView } from '../infra/ports/credentials.js';
 
 /**
- * The read models authentication consults on every request, and their shapes. Each collection is
- * built by its own context's projector (users and api_keys: projections/users.ts; cli_tokens:
- * projections/cli.ts; org_members and orgs: projections/orgs.ts); these are only the queries.
+ * The read models authentication consults on every request. Each collection is built by its own
+ * context's projector (users and api_keys: projections/users.ts; cli_tokens: projections/cli.ts;
+ * org_members and orgs: projections/orgs.ts); these are only the queries.
  */
-export interface UserAuthView extends Doc {
-  email: string;
-  name: string;
-  /** Epoch seconds: tokens issued before it are refused (set by a password change or reset). */
-  tokensValidAfter: number;
-  activeOrgId: string | null;
-  activeWorkspaceId: string | null;
-}
-
-export interface SecretCredentialView extends Doc {
-  userId: string;
-  /** SHA-256 hex of the secret part. */
-  secretHash: string;
-  revokedAt: string | null;
-  expiresAt: string | null;
-}
-
-export interface ApiKeyAuthView extends SecretCredentialView {
-  scopes: string[];
-}
-
-export interface MembershipView extends Doc {
-  /** `${orgId}:${userId}` */
-  orgId: string;
-  userId: string;
-  role: Role;
-}
-
-export const CREDENTIAL_COLLECTIONS = { users: 'users', apiKeys: 'api_keys', cliTokens: 'cli_tokens', members: 'org_members' } as const;
+export const CREDENTIAL_COLLECTIONS = { users: 'users', apiKeys: 'api_keys', cliTokens: 'cli_tokens', members: 'org_members', orgs: 'orgs' } as const;
 
 export const findUserAuth = (store: ReadStore, userId: string) => store.collection<UserAuthView>(CREDENTIAL_COLLECTIONS.users).findOne({ _id: userId });
 export const findApiKeyAuth = (store: ReadStore, keyId: string) => store.collection<ApiKeyAuthView>(CREDENTIAL_COLLECTIONS.apiKeys).findOne({ _id: keyId });
 export const findCliTokenAuth = (store: ReadStore, tokenId: string) => store.collection<SecretCredentialView>(CREDENTIAL_COLLECTIONS.cliTokens).findOne({ _id: tokenId });
 export const findMembership = (store: ReadStore, orgId: string, userId: string) =>
   store.collection<MembershipView>(CREDENTIAL_COLLECTIONS.members).findOne({ _id: `${orgId}:${userId}` });
+/** The orgs projector deletes an organization's document when it is deleted. */
+export const organizationExists = async (store: ReadStore, orgId: string) =>
+  (await store.collection(CREDENTIAL_COLLECTIONS.orgs).findOne({ _id: orgId }, { projection: { _id: 1 } })) !== null;
+
+/** The CredentialLookup port over these queries. */
+export function credentialLookup(store: ReadStore): CredentialLookup {
+  return {
+    user: (userId) => findUserAuth(store, userId),
+    apiKey: (keyId) => findApiKeyAuth(store, keyId),
+    cliToken: (tokenId) => findCliTokenAuth(store, tokenId),
+    membership: (orgId, userId) => findMembership(store, orgId, userId),
+    organizationExists: (orgId) => organizationExists(store, orgId),
+  };
+}
+
+/**
+ * Inserts a credential document unless one with its `_id` exists (a redelivered creation must not
+ * reset a document changed since). Not `$setOnInsert`: FerretDB 1.24 drops its top-level null
+ * fields. A duplicate on another key (a unique index) is a real inconsistency and is rethrown.
+ */
+export async function insertIfAbsent<T extends Doc>(collection: DocumentCollection<T>, doc: T): Promise<void> {
+  try {
+    await collection.insertOne(doc);
+  } catch (err) {
+    if (err instanceof DuplicateKeyError && (await collection.findOne({ _id: doc._id }))) return;
+    throw err;
+  }
+}

@@ -1,7 +1,8 @@
+import type { OrgEvent } from '../domain/orgs/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { UserEvent } from '../domain/users/index.js';
-import { DuplicateKeyError, type Doc, type DocumentCollection, type ReadStore } from '../infra/ports/read-store.js';
-import { CREDENTIAL_COLLECTIONS, type ApiKeyAuthView, type UserAuthView } from './users-auth.js';
+import type { ReadStore } from '../infra/ports/read-store.js';
+import { CREDENTIAL_COLLECTIONS, insertIfAbsent, type ApiKeyAuthView, type UserAuthView } from './users-auth.js';
 import type { Projector } from './projector.js';
 import { userLlmCredentialsProjector } from './users-llm-credentials.js';
 
@@ -17,6 +18,10 @@ export interface UserView extends UserAuthView {
   updatedAt: string;
   /** No password set (social sign-in): password login always fails. */
   passwordless: boolean;
+  emailVerified: boolean;
+  accountVerified: boolean;
+  /** Expired unverified and its email taken over: nothing signs in as it any more. */
+  expired?: boolean;
   socialIdentities: Array<{ provider: string; subject: string }>;
   /** Stream revision of the last event applied: guards against a redelivered event. */
   version: number;
@@ -44,20 +49,6 @@ export const API_KEYS = CREDENTIAL_COLLECTIONS.apiKeys;
 
 const userIdOf = (recorded: RecordedEvent) => recorded.streamId.slice('user-'.length);
 
-/**
- * Inserts a document unless one with its `_id` exists (a redelivered creation must not reset a
- * document changed since). Not `$setOnInsert`: FerretDB 1.24 drops its top-level null fields.
- * A duplicate on another key (the unique email) is a real inconsistency and is rethrown.
- */
-async function insertIfAbsent<T extends Doc>(collection: DocumentCollection<T>, doc: T): Promise<void> {
-  try {
-    await collection.insertOne(doc);
-  } catch (err) {
-    if (err instanceof DuplicateKeyError && (await collection.findOne({ _id: doc._id }))) return;
-    throw err;
-  }
-}
-
 async function projectUser(recorded: RecordedEvent, store: ReadStore): Promise<void> {
   const event = recorded as RecordedEvent & UserEvent;
   const id = userIdOf(recorded);
@@ -69,6 +60,8 @@ async function projectUser(recorded: RecordedEvent, store: ReadStore): Promise<v
   switch (event.type) {
     case 'UserRegistered': {
       const d = event.data;
+      // No flag: registered before verification existed, counted as verified.
+      const verified = d.emailVerified ?? true;
       const doc: UserView = {
         _id: id,
         email: d.email,
@@ -81,6 +74,8 @@ async function projectUser(recorded: RecordedEvent, store: ReadStore): Promise<v
         createdAt: d.registeredAt,
         updatedAt: d.registeredAt,
         passwordless: d.passwordHash === null,
+        emailVerified: verified,
+        accountVerified: verified,
         socialIdentities: [],
         version: recorded.revision,
       };
@@ -107,6 +102,19 @@ async function projectUser(recorded: RecordedEvent, store: ReadStore): Promise<v
       return;
     case 'ActiveScopeSwitched':
       await update({ activeOrgId: event.data.orgId, activeWorkspaceId: event.data.workspaceId });
+      return;
+    case 'EmailVerificationRequested':
+      await update({ emailVerified: false });
+      return;
+    case 'EmailVerified':
+      await update({ emailVerified: true, accountVerified: true, updatedAt: event.data.verifiedAt });
+      return;
+    case 'UnverifiedAccountExpired':
+      // The email goes to the account that took it over (registered later in the log): the document
+      // stays, as a tombstone a redelivered registration cannot recreate, under an address no one
+      // can register (not an email), with no password, and refused by the authenticator.
+      await passwords.updateOne({ _id: id, version: { $lt: recorded.revision } }, { $set: { passwordHash: null, version: recorded.revision } });
+      await update({ email: `expired:${id}`, expired: true, tokensValidAfter: event.data.tokensValidAfter, updatedAt: event.data.expiredAt });
       return;
     case 'SocialIdentityLinked':
       await update({}, { socialIdentities: { provider: event.data.provider, subject: event.data.subject } });
@@ -147,18 +155,31 @@ async function projectApiKey(recorded: RecordedEvent, store: ReadStore): Promise
 }
 
 /**
+ * A deleted organization stops being anyone's active one: its members fall back to their personal
+ * workspace, for login, API keys and CLI tokens alike. Read from the `org-…` streams so that a
+ * write settling on the organization's stream also settles this.
+ */
+async function projectOrganizationDeleted(recorded: RecordedEvent, store: ReadStore): Promise<void> {
+  const event = recorded as RecordedEvent & OrgEvent;
+  if (event.type !== 'OrganizationDeleted') return;
+  const orgId = recorded.streamId.slice('org-'.length);
+  await store.collection<UserView>(USERS).updateMany({ activeOrgId: orgId }, { $set: { activeOrgId: null, activeWorkspaceId: null } });
+}
+
+/**
  * One projector for the three collections of the `user-…` streams: they advance together, so a
  * write settles on one checkpoint, and an API key is never visible before its user.
  */
 const usersProjector: Projector = {
   name: 'users',
-  categories: ['user'],
+  categories: ['user', 'org'],
   collections: [USERS, USER_PASSWORDS, API_KEYS],
   async setup(store) {
     await store.collection(USERS).createIndex({ keys: { email: 1 }, unique: true, name: 'users_email_unique' });
     await store.collection(API_KEYS).createIndex({ keys: { userId: 1, createdAt: -1 } });
   },
   async project(recorded, store) {
+    if (recorded.streamId.startsWith('org-')) return projectOrganizationDeleted(recorded, store);
     await projectUser(recorded, store);
     await projectApiKey(recorded, store);
   },

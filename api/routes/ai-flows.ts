@@ -5,7 +5,8 @@ import { DomainError } from '../../domain/shared/decider.js';
 import { LLM_PROVIDER_IDS, LlmProviderError, isLlmAbort } from '../../infra/ports/llm.js';
 import { errorBody } from '../errors.js';
 import { defineRoute, type RouteInput } from '../route.js';
-import { etagOf, flowOut, readErrors, writeFlow } from './flows-support.js';
+import { etagOf, writeFlow } from './flows.js';
+import { flowOut, readErrors } from './flows-schemas.js';
 
 /** What a user may describe in one request: enough for a detailed brief, small enough to keep the prompt (and its cost) bounded. */
 export const MAX_GENERATION_DESCRIPTION_LENGTH = 4000;
@@ -71,10 +72,10 @@ export const aiRoutes = [
     async handler(input) {
       const { principal, services, body, command } = input;
       const caller = { orgId: principal!.orgId };
-      const designer = await chooseDesigner(services, caller, { provider: body.provider, model: body.model });
+      const designer = await chooseDesigner(services.llm, caller, { provider: body.provider, model: body.model });
       let generated;
       try {
-        generated = await generateFlow({ services, context: command, caller, signal: abortOnDisconnect(input.koa) }, { description: body.description, ...designer });
+        generated = await generateFlow({ ports: services, context: command, caller, signal: abortOnDisconnect(input.koa) }, { description: body.description, ...designer });
       } catch (err) {
         if (err instanceof LlmProviderError) {
           if (err.code !== 'PROVIDER_NOT_CONFIGURED') services.logger.warn({ provider: err.provider, code: err.code, status: err.status, requestId: command.requestId }, 'LLM provider failed');

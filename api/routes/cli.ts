@@ -13,7 +13,7 @@ import {
 import { DomainError } from '../../domain/shared/decider.js';
 import { PERMISSIONS } from '../../domain/shared/permissions.js';
 import { CLI_TOKEN_PREFIX, formatSecretCredential, type Principal } from '../../domain/shared/principal.js';
-import { randomSecret, sha256 } from '../../infra/auth/secrets.js';
+import { randomSecret, sha256 } from '../../commands/users-credentials.js';
 import type { Services } from '../../infra/ports/services.js';
 import { findCliToken, findDeviceCodeByUserCodeHash } from '../../projections/cli.js';
 import { defineRoute } from '../route.js';

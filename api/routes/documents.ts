@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { collectionScopeOf, createCollection, deleteCollection, deleteDocument, insertDocument, updateDocument } from '../../commands/documents.js';
-import { checkSchema, collectionNameSchema, collectionStreamId, documentIdSchema, storedPath } from '../../domain/documents/index.js';
+import { checkSchema, collectionNameSchema, collectionStreamId, documentIdSchema, documentStreamId, storedPath } from '../../domain/documents/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import { countCollections, findCollection, listCollections } from '../../projections/documents.js';
 import { ValidationError } from '../errors.js';
@@ -14,8 +14,9 @@ import { pageQuery } from './pagination.js';
 
 /**
  * The per-user document database: collections (list, create with optional JSON Schema and
- * indexes, delete) and documents (insert, replace or update with operators, delete). Writes go
- * through the collection aggregate (stream `collection-<id>`); reads come from the projections.
+ * indexes, delete) and documents (insert, replace or update with operators, delete). Collection
+ * writes go through the collection aggregate (stream `collection-<id>`), document writes through
+ * the document's own stream (`document-<collectionId>.<documentId>`); reads come from the projections.
  */
 const indexInput = z.union([
   z.string().describe('a field path, ascending'),
@@ -166,8 +167,9 @@ const coreRoutes = [
       const { documentId, document } = splitId(body, services.newId);
       const limits = { ...limitsOf(services.config), maxDocuments: services.config.DOCUMENTS_MAX_PER_COLLECTION };
       const result = await insertDocument(services.eventStore, command, scope, meta._id, { documentId, document }, limits);
-      await settle(result.position, collectionStreamId(meta._id));
-      return { status: 201, body: { success: true, document: { _id: documentId, ...document }, revision: result.revision }, headers: { ETag: `"${result.revision}"` } };
+      await settle(result.position, documentStreamId(meta._id, documentId));
+      const revision = result.events[0]?.data.revision ?? result.revision;
+      return { status: 201, body: { success: true, document: { _id: documentId, ...document }, revision }, headers: { ETag: `"${revision}"` } };
     },
   }),
   defineRoute({
@@ -193,10 +195,11 @@ const coreRoutes = [
       if (ifMatch && !/^\d{1,15}$/.test(ifMatch)) throw new ValidationError([{ field: 'header.if-match', message: 'must be a revision such as "12"' }]);
       const options = ifMatch ? { ifMatch: Number(ifMatch) } : {};
       const result = await updateDocument(services.eventStore, command, scope, meta._id, params.documentId, change, limitsOf(services.config), options);
-      await settle(result.position, collectionStreamId(meta._id));
+      await settle(result.position, documentStreamId(meta._id, params.documentId));
       const event = result.events[0];
-      const document = event?.type === 'DocumentUpdated' ? event.data.document : {};
-      return { status: 200, body: { success: true, document: { _id: params.documentId, ...document }, revision: result.revision }, headers: { ETag: `"${result.revision}"` } };
+      const document = event?.type === 'DocumentChanged' ? event.data.document : {};
+      const revision = event?.data.revision ?? result.revision;
+      return { status: 200, body: { success: true, document: { _id: params.documentId, ...document }, revision }, headers: { ETag: `"${revision}"` } };
     },
   }),
   defineRoute({
@@ -212,7 +215,7 @@ const coreRoutes = [
     async handler({ principal, params, services, command, settle }) {
       const { meta, scope } = await resolveCollection(services.readStore, principal, params.collection);
       const result = await deleteDocument(services.eventStore, command, scope, meta._id, params.documentId);
-      await settle(result.position, collectionStreamId(meta._id));
+      await settle(result.position, documentStreamId(meta._id, params.documentId));
       return { status: 200, body: { success: true, id: params.documentId } };
     },
   }),

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { MAX_EDGES_PER_FLOW, connectionShape, findEdge, idSchema, validateGraph, type FlowEdge } from '../../domain/flows/index.js';
 import { InvalidCursorError } from '../../infra/ports/read-store.js';
 import { defineRoute } from '../route.js';
-import { edgeOut, etagOf, flowParams, visibleFlow, writeFlow } from './flows-support.js';
+import { etagOf, visibleFlow, writeFlow } from './flows.js';
+import { edgeOut, flowParams } from './flows-schemas.js';
 import { MAX_PAGE_SIZE } from './pagination.js';
 
 /**

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { HISTORY_STATUSES } from '../../domain/flows/index.js';
 import { listNodeHistory } from '../../projections/flows.js';
 import { defineRoute } from '../route.js';
-import { etagOf, flowParams, historyEntryParams, messageReply, nodeErrors, nodeOf, nodeParams, readErrors, visibleFlow, writeFlow, type FlowWriteResult } from './flows-support.js';
+import { etagOf, nodeOf, visibleFlow, writeFlow, type FlowWriteResult } from './flows.js';
+import { flowParams, historyEntryParams, messageReply, nodeErrors, nodeParams, readErrors } from './flows-schemas.js';
 import { pageQuery } from './pagination.js';
 
 /**

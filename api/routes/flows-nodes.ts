@@ -11,26 +11,14 @@ import {
   positionSchema,
   validateNode,
   type FieldProblem,
+  type FlowNode,
 } from '../../domain/flows/index.js';
 import { ValidationError } from '../errors.js';
 import { defineRoute } from '../route.js';
-import {
-  etagOf,
-  flowParams,
-  messageReply,
-  nodeErrors,
-  nodeListQuery,
-  nodeOf,
-  nodeOut,
-  nodeParams,
-  nodeReply,
-  pageNodes,
-  readErrors,
-  visibleFlow,
-  writeErrors,
-  writeFlow,
-  type FlowWriteResult,
-} from './flows-support.js';
+import { InvalidCursorError } from '../../infra/ports/read-store.js';
+import { etagOf, nodeOf, visibleFlow, writeFlow, type FlowWriteResult } from './flows.js';
+import { flowParams, messageReply, nodeErrors, nodeOut, nodeParams, nodeReply, readErrors, writeErrors } from './flows-schemas.js';
+import { MAX_PAGE_SIZE } from './pagination.js';
 import { nodeHistoryRoutes } from './flows-nodes-history.js';
 
 /**
@@ -41,6 +29,43 @@ import { nodeHistoryRoutes } from './flows-nodes-history.js';
  * Per-type rules (`data.nodeType`) run in the decider and come back as 400 VALIDATION_FAILED with
  * the field named (`body.data.prompt`).
  */
+
+/** Like every list (1–100, default 20). */
+export const nodeListQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(20),
+  cursor: z.string().max(512).optional(),
+});
+
+/**
+ * Pages over the nodes in insertion order. The opaque cursor holds the last node of the page, its
+ * index and the node that followed it, so a page boundary survives edits in between: it resumes
+ * after that last node; if it was removed, at the node that followed it; if both went, at the
+ * index where they were (a later page may then repeat a node, but never skips one still there
+ * unless several nodes before the boundary were removed too).
+ */
+export function pageNodes(nodes: FlowNode[], limit: number, cursor: string | undefined): { items: FlowNode[]; nextCursor: string | null } {
+  const start = cursor === undefined ? 0 : startAfter(nodes, cursor);
+  const items = nodes.slice(start, start + limit);
+  const end = start + items.length;
+  const last = items[items.length - 1];
+  const nextCursor = end < nodes.length && last ? Buffer.from(JSON.stringify({ i: end - 1, id: last.id, next: nodes[end].id })).toString('base64url') : null;
+  return { items, nextCursor };
+}
+
+function startAfter(nodes: FlowNode[], cursor: string): number {
+  let parsed: unknown = null;
+  try {
+    if (/^[A-Za-z0-9_-]+$/.test(cursor)) parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    parsed = null;
+  }
+  const { i, id, next } = (parsed ?? {}) as { i?: unknown; id?: unknown; next?: unknown };
+  if (!Number.isInteger(i) || (i as number) < 0 || typeof id !== 'string' || typeof next !== 'string') throw new InvalidCursorError();
+  const at = nodes.findIndex((n) => n.id === id);
+  if (at >= 0) return at + 1;
+  const following = nodes.findIndex((n) => n.id === next);
+  return following >= 0 ? following : Math.min(i as number, nodes.length);
+}
 
 const tag = 'Nodes';
 const auth = 'bearer' as const;

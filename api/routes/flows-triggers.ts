@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { TRIGGER_METHODS, idSchema, nodeTriggerOf, toTriggerView, triggerSettingsShape } from '../../domain/flows/index.js';
 import { generateTriggerKey } from '../middleware/trigger-key.js';
 import { defineRoute } from '../route.js';
-import { etagOf, writeFlow } from './flows-support.js';
+import { etagOf, writeFlow } from './flows.js';
 
 /**
  * Trigger settings of a flow and of its nodes, and their keys. A key is shown once, in the

@@ -1,9 +1,26 @@
 import { z } from 'zod';
-import { flowScopeOf } from '../../commands/flows.js';
-import { connectionShape, edgeIdSchema, flowDescriptionSchema, flowNameSchema, flowNotFound, nodeIdSchema, nodeInputShape } from '../../domain/flows/index.js';
-import { getFlowJson, listFlows } from '../../projections/flows.js';
-import { defineRoute } from '../route.js';
-import { etagOf, flowParams, flowReply, flowSummaryOut, readErrors, writeErrors, writeFlow, type FlowWriteResult } from './flows-support.js';
+import { flowScopeOf, parseIfMatch, writeUserFlow } from '../../commands/flows.js';
+import type { HandleResult } from '../../commands/handle.js';
+import {
+  connectionShape,
+  edgeIdSchema,
+  flowDescriptionSchema,
+  flowNameSchema,
+  flowNotFound,
+  flowStreamId,
+  nodeIdSchema,
+  nodeInputShape,
+  nodeNotFound,
+  toFlowView,
+  type FlowEvent,
+  type FlowNode,
+  type FlowState,
+  type FlowView,
+} from '../../domain/flows/index.js';
+import { flowViewOf, getFlow, getFlowJson, listFlows, type FlowRecord } from '../../projections/flows.js';
+import { ValidationError } from '../errors.js';
+import { defineRoute, type RouteInput } from '../route.js';
+import { flowParams, flowReply, flowSummaryOut, readErrors, writeErrors } from './flows-schemas.js';
 import { pageQuery } from './pagination.js';
 
 /**
@@ -11,6 +28,57 @@ import { pageQuery } from './pagination.js';
  * aggregate with the caller's scope (another tenant's flow answers 404 from the decider itself),
  * accept If-Match (412 when the flow moved on) and answer the flow as the read model now has it.
  */
+
+type AnyInput = RouteInput<unknown, unknown, unknown>;
+
+export const etagOf = (version: number) => ({ ETag: `"${version}"` });
+
+/** The caller's flow from the read model, or FLOW_NOT_FOUND (missing, deleted and foreign alike). */
+export async function visibleFlow(input: AnyInput, flowId: string): Promise<FlowRecord> {
+  const flow = await getFlow(input.services.readStore, flowId, flowScopeOf(input.principal!));
+  if (!flow) throw flowNotFound();
+  return flow;
+}
+
+export function nodeOf(flow: { nodes: FlowNode[] }, nodeId: string): FlowNode {
+  const node = flow.nodes.find((n) => n.id === nodeId);
+  if (!node) throw nodeNotFound(nodeId);
+  return node;
+}
+
+type FlowWrite = Parameters<typeof writeUserFlow>[3];
+
+/** The client's If-Match as a version; a header that is not one is a 400 naming it. */
+export function ifMatchOf(input: Pick<AnyInput, 'koa'>): number | undefined {
+  const expected = parseIfMatch(input.koa.get('if-match') || undefined);
+  if (Number.isNaN(expected)) throw new ValidationError([{ field: 'headers.if-match', message: 'must be a flow version as the ETag gave it, e.g. "3"' }]);
+  return expected;
+}
+
+export interface FlowWriteResult {
+  result: HandleResult<FlowState, FlowEvent>;
+  /** The flow after the write, as a GET will show it (null once deleted). */
+  flow: FlowView | null;
+}
+
+/**
+ * One flow write for a user request (commands/flows.ts writeUserFlow), then read-your-writes, then
+ * the flow from the read model. A write that changed nothing still waits for the read model to
+ * reach the version it decided on. If the projection is late (X-Read-Model: pending) the answer
+ * comes from the aggregate's own state, which the read model will equal.
+ */
+export async function writeFlow(input: AnyInput, flowId: string, command: FlowWrite): Promise<FlowWriteResult> {
+  const { services } = input;
+  // A new flow has no version to match: If-Match is only read for existing flows.
+  const expectedRevision = command.type === 'CreateFlow' ? undefined : ifMatchOf(input);
+  const scope = flowScopeOf(input.principal!);
+  const { result, position } = await writeUserFlow(services.eventStore, input.command, flowId, command, { scope, expectedRevision });
+  await input.settle(position, flowStreamId(flowId));
+  if (result.state.deleted) return { result, flow: null };
+  const record = await getFlow(services.readStore, flowId, scope);
+  const flow = record && record.version >= result.revision ? flowViewOf(record) : toFlowView(result.state);
+  return { result, flow };
+}
 
 const tag = 'Flows';
 const auth = 'bearer' as const;

@@ -1,5 +1,6 @@
 import type { RouteDef } from '../route.js';
 import { adminRoutes } from './operations.js';
+import { deadLetterRoutes } from './operations-dead-letters.js';
 import { aiRoutes } from './ai-flows.js';
 import { connectionRoutes } from './flows-connections.js';
 import { flowAuditRoutes } from './flows-audit.js';
@@ -43,6 +44,7 @@ export const allRoutes: RouteDef[] = [
   ...llmRoutes,
   ...aiRoutes,
   ...adminRoutes,
+  ...deadLetterRoutes,
   ...mcpRoutes,
   ...kvRoutes,
   ...messagingRoutes,

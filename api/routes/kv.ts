@@ -1,13 +1,7 @@
 import { z } from 'zod';
-import { registerMcpServer } from '../../commands/mcp.js';
+import { configureKvMcpServer } from '../../commands/kv.js';
+import { KV_PRESETS, KV_URL_MAX_LENGTH } from '../../domain/kv/index.js';
 import { MCP_LIMITS } from '../../domain/mcp/index.js';
-import { DomainError } from '../../domain/shared/decider.js';
-import { checkRedisConnection } from '../../infra/kv/check.js';
-import { KV_PRESETS } from '../../infra/kv/presets.js';
-import { KV_URL_MAX_LENGTH, parseRedisUrl } from '../../infra/kv/redis-url.js';
-import { serverRedisLaunch } from '../../infra/kv/server-redis.js';
-import { isStdioCommandAllowed } from '../../infra/mcp/stdio-policy.js';
-import type { Services } from '../../infra/ports/services.js';
 import { defineRoute } from '../route.js';
 import { serverReply, serverViewOrThrow } from './mcp-support.js';
 
@@ -35,9 +29,6 @@ const checkOut = z.object({
 
 const kvErrors = 'KV_INVALID_URL (field body.url), KV_CONNECTION_REFUSED, KV_AUTH_FAILED, KV_TIMEOUT, KV_DNS_FAILED, KV_TLS_FAILED, KV_REJECTED, KV_NOT_REDIS, KV_CONNECTION_FAILED, VALIDATION_FAILED';
 
-const check = (services: Services, url: string) =>
-  checkRedisConnection(url, { allowPrivateNetwork: services.config.ALLOW_PRIVATE_NETWORK, timeoutMs: services.config.KV_VALIDATE_TIMEOUT_MS });
-
 export const kvRoutes = [
   defineRoute({
     method: 'POST',
@@ -55,7 +46,7 @@ export const kvRoutes = [
       403: { description: 'OUTBOUND_ADDRESS_REFUSED (private or loopback host while ALLOW_PRIVATE_NETWORK=false), FORBIDDEN' },
     },
     async handler({ body, services }) {
-      const result = await check(services, body.url);
+      const result = await services.kv.check(body.url);
       return { status: 200, body: { success: true, valid: true, ...result } };
     },
   }),
@@ -79,23 +70,7 @@ export const kvRoutes = [
       403: { description: 'MCP_STDIO_NOT_ALLOWED (node is not on MCP_STDIO_ALLOWLIST), OUTBOUND_ADDRESS_REFUSED, FORBIDDEN' },
     },
     async handler({ body, principal, services, command, settle }) {
-      const target = parseRedisUrl(body.url);
-      const launch = serverRedisLaunch(body.url.trim());
-      // The operator's allowlist first: no connection attempt for a registration that cannot run.
-      if (!isStdioCommandAllowed(launch.command, services.config.MCP_STDIO_ALLOWLIST)) {
-        throw new DomainError('MCP_STDIO_NOT_ALLOWED', `the key-value MCP server runs ${launch.command} (node), which is not on the operator's allowlist (MCP_STDIO_ALLOWLIST)`, 'forbidden', {
-          command: launch.command,
-        });
-      }
-      await check(services, body.url);
-      const { serverId, position, streamId } = await registerMcpServer(services, command, principal!, {
-        name: body.name ?? `Redis ${target.host}:${target.port}`,
-        transport: 'stdio',
-        command: launch.command,
-        args: launch.args,
-        env: launch.env,
-        autoReconnect: body.autoReconnect ?? false,
-      });
+      const { serverId, position, streamId } = await configureKvMcpServer(services, command, principal!, body);
       await settle(position, streamId);
       return { status: 201, body: { success: true, server: await serverViewOrThrow(services, principal!, serverId) } };
     },

@@ -1,10 +1,7 @@
-import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
-import { recordLlmSpend } from '../../commands/orgs-budget.js';
-import { spendPeriodOf, spendStreamId } from '../../domain/orgs/spend.js';
+import { processWithLlm } from '../../commands/llm.js';
 import { DomainError } from '../../domain/shared/decider.js';
-import { LLM_PROVIDER_IDS, LlmProviderError, isLlmAbort, type LlmMessage, type LlmProviderId } from '../../infra/ports/llm.js';
-import { LLM_PROVIDER_NAMES, assertWithinBudget, catalogueOf, isKnownModel, listModelsPerProvider, llmCredentials, llmProviderFor } from '../../infra/llm/registry.js';
+import { LLM_PROVIDER_IDS, LLM_PROVIDER_NAMES, LlmProviderError, isLlmAbort, type LlmMessage, type LlmProviderId } from '../../infra/ports/llm.js';
 import { errorBody } from '../errors.js';
 import { defineRoute, type RouteInput } from '../route.js';
 
@@ -89,10 +86,10 @@ export const llmRoutes = [
       401: { description: 'no or bad credentials' },
     },
     async handler({ principal, services }) {
-      const credentials = await llmCredentials(services, callerOf(principal));
+      const credentials = await services.llm.credentials(callerOf(principal));
       const providers = LLM_PROVIDER_IDS.map((id) => {
         const credential = credentials.byProvider[id];
-        return { id, name: LLM_PROVIDER_NAMES[id], configured: Boolean(credential), source: credential?.source ?? null, ...catalogueOf(services.config, id) };
+        return { id, name: LLM_PROVIDER_NAMES[id], configured: Boolean(credential), source: credential?.source ?? null, ...services.llm.catalogue(id) };
       });
       return { status: 200, body: { success: true, providers, problem: credentials.problem } };
     },
@@ -111,7 +108,7 @@ export const llmRoutes = [
       401: { description: 'no or bad credentials' },
     },
     async handler({ principal, services, query }) {
-      const providers = await listModelsPerProvider(services, callerOf(principal), query.provider ? [query.provider] : LLM_PROVIDER_IDS);
+      const providers = await services.llm.listModels(callerOf(principal), query.provider ? [query.provider] : LLM_PROVIDER_IDS);
       return { status: 200, body: { success: true, providers } };
     },
   }),
@@ -133,18 +130,10 @@ export const llmRoutes = [
     async handler({ principal, services, body, command, settle, koa }) {
       const caller = callerOf(principal);
       const provider = body.provider as LlmProviderId;
-      if (!isKnownModel(services.config, provider, body.model)) {
-        const known = catalogueOf(services.config, provider).models;
-        const message = `unknown model for ${provider}; known: ${known.join(', ')} (add others with LLM_PRICES)`;
-        throw new DomainError('UNKNOWN_MODEL', message, 'invalid', { fields: [{ field: 'body.model', message }], known });
-      }
-      await assertWithinBudget(services, caller, provider);
       const messages: LlmMessage[] = [...(body.system ? [{ role: 'system' as const, content: body.system }] : []), { role: 'user', content: body.prompt }];
-      const started = performance.now();
-      let result;
+      let processed;
       try {
-        const llm = await llmProviderFor(services, caller, provider);
-        result = await llm.complete({ model: body.model, messages, temperature: body.temperature, maxTokens: body.maxTokens, signal: abortOnDisconnect(koa) });
+        processed = await processWithLlm(services, command, caller, { provider, model: body.model, messages, temperature: body.temperature, maxTokens: body.maxTokens, signal: abortOnDisconnect(koa) });
       } catch (err) {
         if (err instanceof LlmProviderError) {
           if (err.code !== 'PROVIDER_NOT_CONFIGURED') services.logger.warn({ provider, code: err.code, status: err.status, requestId: command.requestId }, 'LLM provider failed');
@@ -153,18 +142,8 @@ export const llmRoutes = [
         if (isLlmAbort(err)) throw new DomainError('REQUEST_ABORTED', 'the client closed the connection', 'cancelled');
         throw err;
       }
-      const executionTime = Math.round(performance.now() - started);
-      if (caller.orgId && result.cost > 0) {
-        // The answer is paid for either way: a failure to record it is logged, not turned into an error the client would retry.
-        // The spend id is ours, not the client's X-Request-Id: a reused header must not make calls free.
-        try {
-          const at = command.now.toISOString();
-          const spend = await recordLlmSpend(services.eventStore, command, { orgId: caller.orgId, amountUsd: result.cost, spendId: `llm-process:${services.newId()}`, at });
-          await settle(spend.position, spendStreamId(caller.orgId, spendPeriodOf(at)));
-        } catch (err) {
-          services.logger.error({ err, orgId: caller.orgId, cost: result.cost }, 'LLM spend not recorded');
-        }
-      }
+      const { result, spend, executionTime } = processed;
+      if (spend) await settle(spend.position, spend.streamId);
       const { usage } = result;
       return {
         status: 200,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { flowScopeOf } from '../../commands/flows.js';
 import { memoryIdSchema, memoryOperationSchema, type MemoryOperation } from '../../domain/memory/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
-import { checkMemoryLimits, runMemoryOperation, type MemoryActor, type MemoryOperationResult } from '../../infra/memory/operations.js';
+import { checkMemoryLimits, runMemoryOperation, type MemoryActor, type MemoryOperationResult } from '../../commands/memory-operations.js';
 import { getMemory, listMemoryHistory } from '../../projections/memory.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { defineRoute, type RouteInput } from '../route.js';
@@ -45,7 +45,7 @@ export const memoryRoutes = [
     responses: { 200: { description: 'the operation\'s result', schema: z.object({ success: z.literal(true) }).and(memoryResultSchema) }, ...errors },
     async handler(input) {
       checkMemoryLimits(input.services.config, input.body, 'body');
-      const result = await runMemoryOperation(input.services, actorOf(input), input.body);
+      const result = await runMemoryOperation(input.services.memory, actorOf(input), input.body);
       return { status: 200, body: { success: true, ...result } };
     },
   }),
@@ -73,7 +73,7 @@ export const memoryRoutes = [
       const results: Array<{ index: number } & MemoryOperationResult> = [];
       for (const [index, op] of body.operations.entries()) {
         try {
-          results.push({ index, ...(await runMemoryOperation(services, actor, op as MemoryOperation)) });
+          results.push({ index, ...(await runMemoryOperation(services.memory, actor, op as MemoryOperation)) });
         } catch (err) {
           if (!(err instanceof DomainError)) throw err;
           throw new DomainError(

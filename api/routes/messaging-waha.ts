@@ -1,10 +1,6 @@
 import { z } from 'zod';
-import { executeSessionCommand, loadSession, providerRefOf } from '../../commands/messaging.js';
+import { recordInboundEvent } from '../../commands/messaging-inbound.js';
 import { DomainError } from '../../domain/shared/decider.js';
-import type { SessionStatus } from '../../domain/messaging/index.js';
-import { ackOf, receivedMessageOf, statusOf, verifyWahaSignature } from '../../infra/messaging/waha-inbound.js';
-import { wahaId } from '../../infra/messaging/waha-provider.js';
-import { ProviderError } from '../../infra/ports/messaging-provider.js';
 import type { RouteInput } from '../route.js';
 import { defineRoute } from '../route.js';
 import { parsePart } from '../validation.js';
@@ -48,74 +44,13 @@ export const messagingProviderRoutes = [
     },
     async handler(input) {
       const { services, koa } = input;
-      const key = services.config.MESSAGING_WAHA_WEBHOOK_HMAC_KEY;
-      if (!key || !verifyWahaSignature(rawBodyOf(input), key, koa.get('x-webhook-hmac') || undefined)) {
+      if (!services.messaging.inbound('waha').verify(rawBodyOf(input), koa.get('x-webhook-hmac') || undefined)) {
         throw new DomainError('MESSAGING_WEBHOOK_SIGNATURE_INVALID', 'the X-Webhook-Hmac signature is missing or does not match', 'unauthenticated');
       }
       const body = parsePart('body', eventBody, koa.request.body ?? {});
-      const sessionId = body.session;
-      if (!/^[A-Za-z0-9_-]{1,64}$/.test(sessionId)) return { status: 200, body: { success: true, recorded: false } };
-      const { state } = await loadSession(services.eventStore, sessionId);
-      if (!state.exists || state.deleted || state.provider !== 'waha') return { status: 200, body: { success: true, recorded: false } };
-      const context = { ...input.command, actorId: null };
-      const payload = body.payload;
-      let position: number | null = null;
-      switch (body.event) {
-        case 'session.status': {
-          const status = statusOf(payload.status);
-          if (!status) break;
-          const provider = services.messaging.provider('waha');
-          let qr: string | undefined;
-          let me: { id: string; pushName?: string } | undefined;
-          try {
-            if (status === 'SCAN_QR_CODE') qr = (await provider.qr(providerRefOf(state))) ?? undefined;
-            if (status === 'WORKING') me = meOf(payload.me) ?? meOf(body.me) ?? (await provider.me(providerRefOf(state))) ?? undefined;
-          } catch (err) {
-            if (!(err instanceof ProviderError)) throw err;
-          }
-          const result = await executeSessionCommand(services.eventStore, context, sessionId, {
-            type: 'ChangeStatus',
-            status,
-            // Webhooks arrive late and out of order with our own polling: a late STARTING or QR
-            // must not undo a later state (a real restart passes through STOPPED or FAILED first).
-            ...(LATE_STATUS_GUARD[status] ? { onlyFrom: LATE_STATUS_GUARD[status] } : {}),
-            ...(qr ? { qr } : {}),
-            ...(me ? { me } : {}),
-            ...(status === 'FAILED' ? { reason: 'reported by WAHA' } : {}),
-          });
-          position = result.position;
-          break;
-        }
-        case 'message': {
-          const message = receivedMessageOf(payload, state.me?.id ?? null, input.command.now);
-          if (!message) break;
-          position = (await executeSessionCommand(services.eventStore, context, sessionId, { type: 'RecordReceived', message })).position;
-          break;
-        }
-        case 'message.ack': {
-          const ack = ackOf(payload);
-          const messageId = wahaId(payload.id);
-          if (!ack || !messageId) break;
-          position = (await executeSessionCommand(services.eventStore, context, sessionId, { type: 'ChangeAck', messageId, ack })).position;
-          break;
-        }
-        default:
-          break;
-      }
-      return { status: 200, body: { success: true, recorded: position !== null } };
+      if (!/^[A-Za-z0-9_-]{1,64}$/.test(body.session)) return { status: 200, body: { success: true, recorded: false } };
+      const { recorded } = await recordInboundEvent({ eventStore: services.eventStore, providers: services.messaging }, { ...input.command, actorId: null }, body.session, body);
+      return { status: 200, body: { success: true, recorded } };
     },
   }),
 ];
-
-const LATE_STATUS_GUARD: Partial<Record<SessionStatus, SessionStatus[]>> = {
-  STARTING: ['STOPPED', 'FAILED', 'STARTING'],
-  SCAN_QR_CODE: ['STOPPED', 'FAILED', 'STARTING', 'SCAN_QR_CODE'],
-};
-
-function meOf(value: unknown): { id: string; pushName?: string } | undefined {
-  if (!value || typeof value !== 'object') return undefined;
-  const id = wahaId((value as { id?: unknown }).id);
-  if (!id) return undefined;
-  const pushName = (value as { pushName?: unknown }).pushName;
-  return typeof pushName === 'string' ? { id, pushName } : { id };
-}

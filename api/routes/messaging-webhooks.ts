@@ -1,12 +1,9 @@
-import { isIP } from 'node:net';
 import { z } from 'zod';
 import { flowScopeOf } from '../../commands/flows.js';
-import { executeDeliveryCommand, executeWebhookCommand, loadDelivery, loadWebhook } from '../../commands/messaging-webhooks.js';
+import { configureWebhook, requestRedelivery } from '../../commands/messaging-webhooks.js';
 import { sessionNotFound } from '../../domain/messaging/index.js';
-import { DomainError } from '../../domain/shared/decider.js';
 import { DELIVERY_STATUSES, deliveryStreamId, webhookEventNameSchema, webhookStreamId, WEBHOOK_EVENT_NAMES } from '../../domain/messaging-webhooks/index.js';
 import type { Principal } from '../../domain/shared/principal.js';
-import { isRefusedAddress } from '../../infra/http/outbound.js';
 import type { Services } from '../../infra/ports/services.js';
 import { findMessagingSession } from '../../projections/messaging.js';
 import { getDelivery, getWebhook, listDeliveries, type DeliveryDoc, type WebhookDoc } from '../../projections/messaging-webhooks.js';
@@ -87,18 +84,6 @@ async function ownSession(services: Services, principal: Principal | null, sessi
   return session;
 }
 
-/**
- * DESIGN §7 refuses private addresses at delivery time (the host is resolved then); a literal
- * private address or localhost is refused here already, so the mistake shows when it is made.
- */
-function assertReachable(services: Services, rawUrl: string) {
-  if (services.config.ALLOW_PRIVATE_NETWORK) return;
-  const host = new URL(rawUrl).hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
-  if (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) && isRefusedAddress(host))) {
-    throw new DomainError('WEBHOOK_URL_REFUSED', 'the webhook URL points to a private or loopback address, which outbound HTTP may not reach', 'invalid', { field: 'body.url' });
-  }
-}
-
 /** The session's webhook (seed contract), its delivery log and redelivery. */
 export const webhooksRoutes = [
   defineRoute({
@@ -119,9 +104,7 @@ export const webhooksRoutes = [
     },
     async handler({ principal, params, body, services, command, settle }) {
       await ownSession(services, principal, params.sessionId);
-      assertReachable(services, body.url);
-      const result = await executeWebhookCommand(services.eventStore, command, params.sessionId, {
-        type: 'ConfigureWebhook',
+      const result = await configureWebhook({ eventStore: services.eventStore, sender: services.webhooks }, command, {
         sessionId: params.sessionId,
         webhookId: services.newId(),
         url: body.url,
@@ -189,13 +172,7 @@ export const webhooksRoutes = [
     },
     async handler({ principal, params, services, command, settle }) {
       await ownSession(services, principal, params.sessionId);
-      const { state } = await loadDelivery(services.eventStore, params.deliveryId);
-      if (!state.exists || state.sessionId !== params.sessionId) throw new NotFoundError('webhook delivery', 'DELIVERY_NOT_FOUND');
-      const hook = (await loadWebhook(services.eventStore, params.sessionId)).state;
-      if (state.status === 'failed' && !hook.isActive) {
-        throw new DomainError('WEBHOOK_INACTIVE', `the webhook is inactive (${hook.deactivatedReason ?? 'not configured'}); configure it again before redelivering`, 'conflict');
-      }
-      const result = await executeDeliveryCommand(services.eventStore, command, params.deliveryId, { type: 'RequestRedelivery', requestedBy: principal!.userId });
+      const result = await requestRedelivery(services.eventStore, command, { sessionId: params.sessionId, deliveryId: params.deliveryId, requestedBy: principal!.userId });
       await settle(result.position, deliveryStreamId(params.deliveryId));
       const delivery = await getDelivery(services.readStore, params.deliveryId);
       if (!delivery) throw new NotFoundError('webhook delivery', 'DELIVERY_NOT_FOUND');

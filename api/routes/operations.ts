@@ -1,10 +1,7 @@
 import { z } from 'zod';
-import { requestProjectionRebuild } from '../../commands/operations.js';
+import { rebuildProjection } from '../../commands/operations.js';
 import { DomainError } from '../../domain/shared/decider.js';
-import { projectionStreamId, type OperationEvent } from '../../domain/operations/index.js';
 import { findUserAuth } from '../../projections/users-auth.js';
-import type { RecordedEvent } from '../../domain/shared/events.js';
-import { NotFoundError } from '../errors.js';
 import { defineRoute, type RouteInput } from '../route.js';
 
 const statusSchema = z.object({
@@ -57,25 +54,10 @@ export const adminRoutes = [
     async handler(input) {
       await requireOperator(input);
       const { params, services, command } = input;
-      if (!services.projections.has(params.name)) throw new NotFoundError('projection', 'PROJECTION_NOT_FOUND');
-      const requestId = services.newId();
-      const requested = await requestProjectionRebuild(services.eventStore, command, params.name, requestId);
-      const outcome = await waitForOutcome(input, params.name, requestId, requested.revision);
-      if (!outcome) return { status: 202, body: { success: true, name: params.name, status: 'rebuilding', requestId } };
-      if (outcome.type === 'ProjectionRebuildFailed') throw new DomainError('REBUILD_FAILED', outcome.data.reason, 'internal');
-      return { status: 200, body: { success: true, name: params.name, status: 'rebuilt', events: outcome.data.events, durationMs: outcome.data.durationMs } };
+      const answer = await rebuildProjection(services, command, params.name, services.config.ADMIN_REBUILD_WAIT_MS);
+      if (answer.status === 'rebuilding') return { status: 202, body: { success: true, name: params.name, status: 'rebuilding', requestId: answer.requestId } };
+      return { status: 200, body: { success: true, name: params.name, status: 'rebuilt', events: answer.events, durationMs: answer.durationMs } };
     },
   }),
 ];
 
-/** Reads the projection's control stream (the log on purpose: the outcome is an event, not a read model). */
-async function waitForOutcome({ services }: RouteInput<unknown, unknown, unknown>, name: string, requestId: string, fromRevision: number) {
-  const deadline = Date.now() + services.config.ADMIN_REBUILD_WAIT_MS;
-  while (Date.now() < deadline) {
-    const events = (await services.eventStore.readStream(projectionStreamId(name), { fromRevision: fromRevision + 1 })) as Array<RecordedEvent & OperationEvent>;
-    const outcome = events.find((e) => e.type !== 'ProjectionRebuildRequested' && e.data.requestId === requestId);
-    if (outcome && outcome.type !== 'ProjectionRebuildRequested') return outcome;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return null;
-}

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { requireTriggerKey } from '../middleware/trigger-key.js';
 import { defineRoute } from '../route.js';
-import { flowParams, nodeParams } from './flows-support.js';
-import { replyFor, startRun } from './runs-support.js';
+import { flowParams, nodeParams } from './flows-schemas.js';
+import { replyFor, startRun } from './runs.js';
 
 const triggerQuery = z.strictObject({ async: z.enum(['true', 'false']).optional() });
 const triggerBody = z.record(z.string(), z.json()).optional();

@@ -1,14 +1,111 @@
 import { z } from 'zod';
 import { flowScopeOf } from '../../commands/flows.js';
-import { loadRun, requestStop } from '../../commands/runs.js';
+import { loadRun, requestStop, startRun as startRunCommand, type RunRequest } from '../../commands/runs.js';
 import { idSchema, isVisibleTo } from '../../domain/flows/index.js';
-import { runStreamId } from '../../domain/runs/index.js';
+import { overrideConfigSchema, runStreamId, type RunState } from '../../domain/runs/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
-import { activeFlowProcesses, getProcess, latestFlowProcess, listFlowProcesses, listRunningProcesses, processView } from '../../projections/runs.js';
-import { defineRoute } from '../route.js';
-import { flowParams, nodeOf, nodeParams, readErrors, visibleFlow } from './flows-support.js';
+import { activeFlowProcesses, getProcess, latestFlowProcess, listFlowProcesses, listRunningProcesses, processView, runStateView, type ProcessView } from '../../projections/runs.js';
+import { ValidationError } from '../errors.js';
+import { defineRoute, type RouteInput, type RouteReply } from '../route.js';
+import { nodeOf, visibleFlow } from './flows.js';
+import { flowParams, nodeParams, readErrors } from './flows-schemas.js';
 import { pageQuery } from './pagination.js';
-import { processBody, replyFor, runBody, startRun } from './runs-support.js';
+
+/** Starting runs (here and in the public triggers), their answers, and the processing routes. */
+
+type AnyInput = RouteInput<unknown, unknown, unknown>;
+
+export const runInputs = z.record(z.string(), z.json()).default({});
+export const processBody = z.strictObject({
+  inputs: runInputs,
+  async: z.boolean().default(false),
+  saveToHistory: z.boolean().default(false),
+  overrideConfig: overrideConfigSchema.strict().nullable().optional(),
+});
+export const runBody = z.strictObject({
+  inputs: runInputs,
+  async: z.boolean().default(false),
+  saveToHistory: z.boolean().default(false),
+  overrideConfig: overrideConfigSchema.strict().nullable().optional(),
+});
+
+/** `Idempotency-Key`: 1–200 printable characters. */
+export function idempotencyKeyOf(input: Pick<AnyInput, 'koa'>): string | null {
+  const key = input.koa.get('idempotency-key');
+  if (!key) return null;
+  if (key.length > 200 || !/^[\x21-\x7e]+$/.test(key)) throw new ValidationError([{ field: 'headers.idempotency-key', message: 'must be 1-200 visible ASCII characters' }]);
+  return key;
+}
+
+export interface StartedRunReply {
+  processId: string;
+  /** The final state for a synchronous run, null for an async one (or a repeated async request). */
+  state: RunState | null;
+  /** The process of an earlier request with the same Idempotency-Key. */
+  repeated: ProcessView | null;
+}
+
+/** Starts a run for the request (commands/runs.ts startRun) and waits for the read model to show it. */
+export async function startRun(input: AnyInput, request: Omit<RunRequest, 'idempotencyKey' | 'claimBy'>): Promise<StartedRunReply> {
+  const { services } = input;
+  const userId = input.principal?.userId ?? null;
+  const ports = { eventStore: services.eventStore, runs: services.runs, newId: services.newId, settings: services.config };
+  const started = await startRunCommand(ports, input.command, request, { userId, idempotencyKey: userId ? idempotencyKeyOf(input) : null });
+  if (started.repeated) return { processId: started.processId, state: null, repeated: runStateView(started.processId, started.repeated) };
+  await input.settle(started.position, runStreamId(started.processId));
+  return { processId: started.processId, state: started.state, repeated: null };
+}
+
+export const queued = (processId: string): RouteReply => ({ status: 202, body: { success: true, processId, status: 'queued' } });
+
+/** The seed's process-node answer (200), or 500 with the error body when the node failed. */
+export function nodeReply(view: ProcessView, nodeId: string): RouteReply {
+  const node = view.nodes.find((n) => n.nodeId === nodeId);
+  if (!node || node.status !== 'completed') {
+    const error = node?.error ?? (view.error ? { code: view.error.code, message: view.error.reason } : { code: 'RUN_NOT_COMPLETED', message: `the run is ${view.status}` });
+    const { code, message, ...rest } = error as { code: string; message: string; provider?: string };
+    return { status: view.status === 'stopped' ? 409 : 500, body: { success: false, error: { code, message, details: { ...rest, nodeId, processId: view.processId, status: view.status } } } };
+  }
+  return {
+    status: 200,
+    body: {
+      success: true,
+      nodeId,
+      result: {
+        output: node.output ?? null,
+        metadata: node.metadata,
+        conditionalResults: node.conditionalResults.map((c) => ({ condition: c.condition, result: c.result, targetNodeId: c.targetNodeId })),
+        usage: { total_tokens: node.usage?.total_tokens ?? 0, cost: node.usage?.cost ?? 0 },
+      },
+      executionTime: node.executionTime ?? 0,
+      timestamp: node.finishedAt ?? view.finishedAt ?? new Date().toISOString(),
+      processId: view.processId,
+    },
+  };
+}
+
+/** A whole run's answer: every node's state and the run's status (200 whatever the outcome). */
+export function runReply(view: ProcessView): RouteReply {
+  const started = view.startedAt ? Date.parse(view.startedAt) : NaN;
+  const finished = view.finishedAt ? Date.parse(view.finishedAt) : NaN;
+  return {
+    status: 200,
+    body: {
+      success: view.status === 'completed',
+      ...view,
+      executionTime: Number.isFinite(started) && Number.isFinite(finished) ? finished - started : null,
+      timestamp: view.finishedAt ?? new Date().toISOString(),
+    },
+  };
+}
+
+/** Answer for a started run in the requested mode. */
+export function replyFor(started: StartedRunReply, mode: 'node' | 'flow', nodeId: string | null, async: boolean): RouteReply {
+  if (async) return queued(started.processId);
+  const view = started.repeated ?? runStateView(started.processId, started.state!);
+  return mode === 'node' ? nodeReply(view, nodeId!) : runReply(view);
+}
+
 
 const processParams = z.strictObject({ processId: idSchema });
 const processNotFound = () => new DomainError('PROCESS_NOT_FOUND', 'process not found', 'not_found');

@@ -4,7 +4,7 @@ import { signInWithSocialIdentity } from '../../commands/users.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import { SOCIAL_SIGNIN_TTL_SECONDS } from '../../domain/signins/index.js';
 import { SOCIAL_PROVIDERS, type SocialProvider as ProviderName } from '../../domain/users/fields.js';
-import { SocialConfigurationError, SocialExchangeError, socialProvider, type SocialProvider } from '../../infra/auth/social/index.js';
+import { SocialConfigurationError, SocialExchangeError, type SocialProvider } from '../../infra/ports/social.js';
 import type { Services } from '../../infra/ports/services.js';
 import { findUserAuth } from '../../projections/users-auth.js';
 import type { RouteDef, RouteInput } from '../route.js';
@@ -26,7 +26,7 @@ const notConfigured = { description: 'PROVIDER_NOT_CONFIGURED: no client id and 
 function resolve(services: Services, name: ProviderName): SocialProvider {
   let provider: SocialProvider | null;
   try {
-    provider = socialProvider(services.config, name);
+    provider = services.social.provider(name);
   } catch (err) {
     if (err instanceof SocialConfigurationError) throw new DomainError('PROVIDER_MISCONFIGURED', `${name}: ${err.message}`, 'internal');
     throw err;
@@ -94,7 +94,13 @@ async function callback(name: ProviderName, input: RouteInput<unknown, z.infer<t
       services.logger.warn({ provider: name, reason: err.reason, error: cause?.message ?? err.message, requestId: command.requestId }, 'social sign-in: exchange failed');
       throw new DomainError('EXCHANGE_FAILED', `the sign-in with ${name} could not be completed`, 'invalid', { reason: err.reason });
     }
-    outcome = await signInWithSocialIdentity(services, command, { provider: name, ...identity });
+    const accounts = {
+      eventStore: services.eventStore,
+      newId: () => services.newId(),
+      waitForProjection: (position: number, streamId: string) => services.projections.waitFor(position, streamId, services.config.READ_YOUR_WRITES_TIMEOUT_MS),
+      unverifiedAccountTtlHours: services.config.UNVERIFIED_ACCOUNT_TTL_HOURS,
+    };
+    outcome = await signInWithSocialIdentity(accounts, command, { provider: name, ...identity });
     await completeSocialSignIn(services.eventStore, { ...command, actorId: outcome.userId }, signInId, outcome);
   } catch (err) {
     const reason = err instanceof DomainError ? err.code : 'INTERNAL_ERROR';
@@ -103,6 +109,7 @@ async function callback(name: ProviderName, input: RouteInput<unknown, z.infer<t
     await failSocialSignIn(services.eventStore, command, signInId, reason, detail).catch((recordErr: unknown) =>
       services.logger.error({ err: recordErr, signInId }, 'social sign-in: could not record the failure'),
     );
+    if (reason === 'ACCOUNT_EMAIL_UNVERIFIED') return toFrontEnd(services, { error: reason, provider: name, message: (err as DomainError).message });
     throw err;
   }
 
@@ -113,10 +120,23 @@ async function callback(name: ProviderName, input: RouteInput<unknown, z.infer<t
     orgId: user?.activeOrgId ?? null,
     workspaceId: user?.activeWorkspaceId ?? null,
   });
-  const fragment = new URLSearchParams({ token, expiresIn: String(expiresIn), provider: name, new: String(outcome.created) });
-  const location = `${services.config.FRONTEND_URL.replace(/\/+$/, '')}/auth/callback#${fragment}`;
-  // The token rides in the fragment: browsers never send it to a server, not even in Referer.
-  return { status: 302, body: { success: true }, headers: { Location: location, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' } };
+  return toFrontEnd(services, { token, expiresIn: String(expiresIn), provider: name, new: String(outcome.created) });
+}
+
+/**
+ * 302 to FRONTEND_URL/auth/callback with the outcome in the fragment: browsers never send a
+ * fragment to a server, not even in Referer. A refusal the person can act on (sign in with the
+ * password and verify the email first) travels the same way, as `error=<code>`, so the front end
+ * can say what to do instead of the browser showing a JSON error.
+ */
+function toFrontEnd(services: Services, outcome: Record<string, string>) {
+  const location = `${services.config.FRONTEND_URL.replace(/\/+$/, '')}/auth/callback#${new URLSearchParams(outcome)}`;
+  const success = outcome.error === undefined;
+  return {
+    status: 302,
+    body: success ? { success } : { success, error: { code: outcome.error, message: outcome.message } },
+    headers: { Location: location, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' },
+  };
 }
 
 /** `GET /auth/{provider}` and `GET /auth/{provider}/callback` for each provider we know. */
@@ -140,15 +160,18 @@ export const socialAuthRoutes: RouteDef[] = SOCIAL_PROVIDERS.flatMap((name) => [
     method: 'GET',
     path: `/auth/${name}/callback`,
     operationId: `finishSignInWith${name[0].toUpperCase()}${name.slice(1)}`,
-    summary: `${LABEL[name]} callback: exchanges the code, finds or creates the account (linking by verified email), 302 to FRONTEND_URL/auth/callback#token=…&expiresIn=…&provider=…&new=…`,
+    summary: `${LABEL[name]} callback: exchanges the code, finds or creates the account (linking by an email verified on both sides), 302 to FRONTEND_URL/auth/callback#token=…&expiresIn=…&provider=…&new=…`,
     tag: 'Social authentication',
     auth: 'none',
     query: callbackQuery,
     responses: {
-      302: { description: 'Location: FRONTEND_URL/auth/callback with token, expiresIn, provider and new (true for a new account) in the fragment' },
+      302: {
+        description:
+          'Location: FRONTEND_URL/auth/callback with token, expiresIn, provider and new (true for a new account) in the fragment; or with error=ACCOUNT_EMAIL_UNVERIFIED, provider and message: an account has this email but has not verified it, so it is not linked: sign in with its password, verify the email, then sign in with the provider again',
+      },
       400: {
         description:
-          'INVALID_STATE (missing, unknown, expired, already used or for the other provider), MISSING_CODE, PROVIDER_ERROR (details.providerError), EXCHANGE_FAILED (details.reason), SOCIAL_EMAIL_REQUIRED, SOCIAL_EMAIL_INVALID',
+          'INVALID_STATE (missing, unknown, expired, already used or for the other provider), MISSING_CODE, PROVIDER_ERROR (details.providerError), EXCHANGE_FAILED (details.reason), SOCIAL_EMAIL_REQUIRED, SOCIAL_EMAIL_INVALID, SOCIAL_EMAIL_UNVERIFIED (the provider has not verified the address, and no account has it)',
       },
       404: notConfigured,
       409: { description: 'EMAIL_TAKEN: the email belongs to another account and the provider has not verified it, so it is not linked' },

@@ -2,18 +2,20 @@ import { z } from 'zod';
 import { registerUser, requestPasswordReset, resetPassword } from '../../commands/users.js';
 import type { CommandContext } from '../../commands/handle.js';
 import { DomainError } from '../../domain/shared/decider.js';
-import { PASSWORD_MAX_LENGTH, emailSchema, nameSchema, passwordSchema, userStreamId } from '../../domain/users/index.js';
-import { dummyPasswordHash, hashPassword, randomSecret, sha256, verifyPassword } from '../../infra/auth/secrets.js';
+import {
+  PASSWORD_MAX_LENGTH,
+  emailSchema,
+  nameSchema,
+  passwordSchema,
+  unverifiedAccountExpired,
+  unverifiedAccountExpiredError,
+  userStreamId,
+} from '../../domain/users/index.js';
+import { dummyPasswordHash, hashPassword, randomSecret, sha256, verifyPassword } from '../../commands/users-credentials.js';
 import type { Services } from '../../infra/ports/services.js';
 import { findPasswordHash, findUserByEmail, type UserView } from '../../projections/users.js';
 import { defineRoute } from '../route.js';
-
-const RATE_WINDOW_MS = 60_000;
-
-/** Each key gets RATE_LIMIT_AUTH_PER_MINUTE attempts per minute; the first exhausted one answers 429. */
-function rateLimit(services: Services, ...keys: string[]) {
-  for (const key of keys) services.rateLimiter.hit(`auth:${key}`, services.config.RATE_LIMIT_AUTH_PER_MINUTE, RATE_WINDOW_MS);
-}
+import { emailVerificationRoutes, newVerification, parseUserToken, rateLimitAuth as rateLimit, sendVerificationMail } from './users-email-verification.js';
 
 export const publicUserSchema = z.object({ id: z.string(), email: z.string(), name: z.string(), createdAt: z.string() });
 const publicUser = (u: Pick<UserView, '_id' | 'email' | 'name' | 'createdAt'>) => ({ id: u._id, email: u.email, name: u.name, createdAt: u.createdAt });
@@ -23,16 +25,6 @@ const invalidCredentials = () => new DomainError('INVALID_CREDENTIALS', 'the ema
 const invalidResetToken = () => new DomainError('INVALID_RESET_TOKEN', 'the reset token is invalid or has already been used', 'invalid', { field: 'body.token' });
 const FORGOT_REPLY = { success: true, message: 'if an account exists for this email, a password reset link has been sent to it' } as const;
 const NO_USER_ID = 'no-such-user';
-
-/** Reset tokens are `<userId>.<secret>`; only sha256(secret) is recorded. */
-function parseResetToken(token: string): { userId: string; secret: string } | null {
-  const dot = token.indexOf('.');
-  if (dot <= 0) return null;
-  const userId = token.slice(0, dot);
-  const secret = token.slice(dot + 1);
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(userId) || !/^[A-Za-z0-9_-]{16,128}$/.test(secret)) return null;
-  return { userId, secret };
-}
 
 /**
  * Records the reset request and mails the link. Runs after the answer has gone out, so the
@@ -57,22 +49,29 @@ export const authRoutes = [
     method: 'POST',
     path: '/auth/register',
     operationId: 'register',
-    summary: 'register a new user; 201 with the user and a token (personal workspace)',
+    summary: 'register a new user; 201 with the user and a token (personal workspace); a verification link is mailed to the address',
     tag: 'Authentication',
     auth: 'none',
     body: z.strictObject({ email: emailSchema, password: passwordSchema, name: nameSchema }),
     responses: {
       201: { description: 'registered', schema: z.object({ success: z.literal(true), user: publicUserSchema, token: z.string(), expiresIn: z.number() }) },
-      409: { description: 'EMAIL_TAKEN: an account with this email (case-insensitive) exists' },
+      409: { description: 'EMAIL_TAKEN: an account with this email (case-insensitive) exists (an account that expired unverified gives it up)' },
       429: { description: 'RATE_LIMITED (per IP), with Retry-After' },
     },
     async handler({ body, services, command, settle, koa }) {
       rateLimit(services, `register:ip:${koa.request.ip}`);
       const userId = services.newId();
       const passwordHash = await hashPassword(body.password);
-      const result = await registerUser(services.eventStore, { ...command, actorId: userId }, { userId, email: body.email, name: body.name, passwordHash });
+      const { secret, request } = newVerification(services, command.now);
+      const result = await registerUser(
+        services.eventStore,
+        { ...command, actorId: userId },
+        { userId, email: body.email, name: body.name, passwordHash, verification: request },
+        { unverifiedAccountTtlHours: services.config.UNVERIFIED_ACCOUNT_TTL_HOURS },
+      );
       // The authenticator reads the users model: the token must not come back before the user is there.
       await settle(result.position, userStreamId(userId));
+      await sendVerificationMail(services, command, userId, body.email, secret);
       const { token, expiresIn } = await services.tokens.issue({ userId, orgId: null, workspaceId: null });
       const user = { id: userId, email: body.email, name: body.name, createdAt: command.now.toISOString() };
       return { status: 201, body: { success: true, user, token, expiresIn } };
@@ -90,15 +89,19 @@ export const authRoutes = [
     responses: {
       200: { description: 'logged in', schema: tokenReply },
       401: { description: 'INVALID_CREDENTIALS: unknown email or wrong password (one answer for both)' },
+      403: { description: 'UNVERIFIED_ACCOUNT_EXPIRED: right password, but the account never verified its email within UNVERIFIED_ACCOUNT_TTL_HOURS' },
       429: { description: 'RATE_LIMITED (per IP and per email), with Retry-After' },
     },
-    async handler({ body, services, koa }) {
+    async handler({ body, services, command, koa }) {
       rateLimit(services, `login:ip:${koa.request.ip}`, `login:email:${body.email}`);
       const user = await findUserByEmail(services.readStore, body.email);
       // Same reads and the same scrypt work whether or not the account exists (or has a password).
       const stored = await findPasswordHash(services.readStore, user?._id ?? NO_USER_ID);
       const matches = await verifyPassword(body.password, stored ?? (await dummyPasswordHash()));
       if (!user || !stored || !matches) throw invalidCredentials();
+      // Said only to whoever knows the password: an unverified sign-up may log in until its time runs out.
+      const account = { verifiedOnce: user.accountVerified !== false, registeredAt: user.createdAt };
+      if (unverifiedAccountExpired(account, command.now.toISOString(), services.config.UNVERIFIED_ACCOUNT_TTL_HOURS)) throw unverifiedAccountExpiredError('forbidden');
       const { token, expiresIn } = await services.tokens.issue({ userId: user._id, orgId: user.activeOrgId, workspaceId: user.activeWorkspaceId });
       return { status: 200, body: { success: true, token, expiresIn, user: publicUser(user) } };
     },
@@ -141,7 +144,7 @@ export const authRoutes = [
     },
     async handler({ body, services, command, settle, koa }) {
       rateLimit(services, `reset:ip:${koa.request.ip}`);
-      const parsed = parseResetToken(body.token);
+      const parsed = parseUserToken(body.token);
       if (!parsed) throw invalidResetToken();
       rateLimit(services, `reset:user:${parsed.userId}`);
       const passwordHash = await hashPassword(body.password);
@@ -150,4 +153,5 @@ export const authRoutes = [
       return { status: 200, body: { success: true, message: 'the password has been changed; sign in again' } };
     },
   }),
+  ...emailVerificationRoutes,
 ];

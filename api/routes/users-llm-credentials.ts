@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { setUserLlmCredential } from '../../commands/users-llm-credentials.js';
 import { userLlmProviderSchema, userStreamId } from '../../domain/users/index.js';
-import { mask } from '../../infra/auth/sealed-box.js';
+import { mask } from '../../commands/users-credentials.js';
 import type { Services } from '../../infra/ports/services.js';
 import { listUserLlmCredentialsSealed } from '../../projections/users-llm-credentials.js';
 import { defineRoute } from '../route.js';

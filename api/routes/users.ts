@@ -6,11 +6,13 @@ import type { Services } from '../../infra/ports/services.js';
 import { findUserById, type UserView } from '../../projections/users.js';
 import { NotFoundError } from '../errors.js';
 import { defineRoute } from '../route.js';
+import { newVerification, sendVerificationMail } from './users-email-verification.js';
 import { userLlmRoutes } from './users-llm-credentials.js';
 
 const profileSchema = z.object({
   id: z.string(),
   email: z.string(),
+  emailVerified: z.boolean().describe('false until the link mailed to this address comes back (POST /auth/verify-email)'),
   name: z.string(),
   avatarUrl: z.string().nullable(),
   preferences: z.record(z.string(), z.unknown()),
@@ -24,6 +26,8 @@ const profileReply = z.object({ success: z.literal(true), user: profileSchema })
 const profile = (u: UserView) => ({
   id: u._id,
   email: u.email,
+  // Documents projected before verification existed lack the flag: those accounts count as verified.
+  emailVerified: u.emailVerified !== false,
   name: u.name,
   avatarUrl: u.avatarUrl,
   preferences: JSON.parse(u.preferencesJson) as Record<string, unknown>,
@@ -63,7 +67,9 @@ export const userRoutes = [
       name: nameSchema.optional(),
       avatarUrl: avatarUrlSchema.nullable().optional().describe('http(s) URL, or null to remove'),
       preferences: preferencesSchema.optional().describe('any JSON object up to 16 KiB; replaces the stored one'),
-      email: emailSchema.optional().describe('claims the new address (409 EMAIL_TAKEN if another account has it) and frees the old one'),
+      email: emailSchema
+        .optional()
+        .describe('claims the new address (409 EMAIL_TAKEN if another account has it), frees the old one, and mails a verification link to the new one (unverified until it comes back)'),
     }),
     responses: {
       200: { description: 'the updated profile', schema: profileReply },
@@ -78,8 +84,12 @@ export const userRoutes = [
       if (body.email !== undefined) {
         // Email plus a password reset would be an account takeover, too much for a leaked API key.
         if (principal!.credential === 'api_key') throw new DomainError('FORBIDDEN', 'changing the email needs a signed-in session, not an API key', 'forbidden');
-        const changed = await changeEmail(services.eventStore, command, userId, body.email);
-        if (changed) await settle(changed.position, streamId);
+        const { secret, request } = newVerification(services, command.now);
+        const changed = await changeEmail(services.eventStore, command, userId, body.email, request);
+        if (changed) {
+          await settle(changed.position, streamId);
+          await sendVerificationMail(services, command, userId, body.email, secret);
+        }
       }
       const { name, avatarUrl, preferences } = body;
       if (name !== undefined || avatarUrl !== undefined || preferences !== undefined) {

@@ -1,10 +1,10 @@
 import type { Condition } from '../../domain/flows/node-data.js';
 import { PURE_NODE_KINDS, conditionKind, RunInputError, type NodeKind, type NodeKindContext, type RunNode } from '../../domain/runs/index.js';
-import type { Services } from '../../infra/ports/services.js';
-import { answerPromptCondition as answerWithModel, llmKind, type PromptConditionAnswer } from './llm.js';
-import { webhookKind } from './webhook.js';
-import { mcpToolKind } from './mcp-tool.js';
-import { memoryKind } from './memory.js';
+import type { LlmCaller } from '../../infra/ports/llm.js';
+import { answerPromptCondition as answerWithModel, llmKind, type LlmKindPorts, type PromptConditionAnswer } from './llm.js';
+import { webhookKind, type WebhookKindPorts } from './webhook.js';
+import { mcpToolKind, type McpToolKindPorts } from './mcp-tool.js';
+import { memoryKind, type MemoryKindPorts } from './memory.js';
 
 /**
  * Every node kind the run worker executes, keyed by `data.nodeType`: the pure kinds of
@@ -17,7 +17,7 @@ import { memoryKind } from './memory.js';
  *
  * Errors a kind throws all carry a stable `code` and a `message`: RunInputError (NodeKindError
  * below: WEBHOOK_HTTP_<status>, OUTBOUND_*, LLM_*), LlmProviderError (PROVIDER_*), DomainError
- * BUDGET_EXCEEDED (402), and LlmAbortError when the run's signal aborted (`isLlmAbort`).
+ * BUDGET_EXCEEDED (payment_required), and LlmAbortError when the run's signal aborted (`isLlmAbort`).
  */
 export interface ExecutionContext extends NodeKindContext {
   orgId: string | null;
@@ -38,13 +38,16 @@ export function fallbackKindOf(data: RunNode['data'], kinds: Record<string, Node
   return conditionKind;
 }
 
-export function nodeKindsFor(services: Services): Record<string, NodeKind> {
+/** Every port a node kind uses; the container builds it once per process. */
+export type NodeKindPorts = LlmKindPorts & WebhookKindPorts & McpToolKindPorts & MemoryKindPorts;
+
+export function nodeKindsFor(ports: NodeKindPorts): Record<string, NodeKind> {
   const kinds: Record<string, NodeKind> = {};
   for (const kind of PURE_NODE_KINDS) kinds[kind.type] = kind;
-  kinds.llm = llmKind(services);
-  kinds.webhook = webhookKind(services);
-  kinds.mcp_tool = mcpToolKind(services);
-  kinds.memory = memoryKind(services);
+  kinds.llm = llmKind(ports);
+  kinds.webhook = webhookKind(ports);
+  kinds.mcp_tool = mcpToolKind(ports);
+  kinds.memory = memoryKind(ports);
   kinds[DEFAULT_NODE_KIND] = {
     // The type it reports is the pass-through's; execute picks the real behaviour from the data.
     type: conditionKind.type,
@@ -68,14 +71,14 @@ export function nodeKindFor(kinds: Record<string, NodeKind>, node: RunNode): Nod
  * CONDITION_NEEDS_MODEL. Provider failures propagate like an llm node's.
  */
 export function answerPromptCondition(
-  services: Services,
-  caller: { orgId: string | null; userId?: string | null },
+  ports: LlmKindPorts,
+  caller: LlmCaller,
   nodeData: RunNode['data'],
   condition: Condition,
   output: unknown,
   signal: AbortSignal,
 ): Promise<PromptConditionAnswer> {
-  return answerWithModel(services, caller, nodeData, condition, output, signal);
+  return answerWithModel(ports, caller, nodeData, condition, output, signal);
 }
 
 export { NodeKindError } from './webhook.js';

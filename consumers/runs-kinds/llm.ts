@@ -10,8 +10,10 @@ import {
   type NodeUsage,
   type RunNode,
 } from '../../domain/runs/index.js';
-import { assertWithinBudget, llmProviderFor, type LlmServices } from '../../infra/llm/registry.js';
-import { LLM_PROVIDER_IDS, type LlmMessage, type LlmProviderId, type LlmResult } from '../../infra/ports/llm.js';
+import { assertWithinBudget } from '../../commands/orgs-budget.js';
+import type { Clock } from '../../infra/ports/clock.js';
+import type { EventStore } from '../../infra/ports/event-store.js';
+import { LLM_PROVIDER_IDS, type LlmCaller, type LlmGateway, type LlmMessage, type LlmProviderId, type LlmResult } from '../../infra/ports/llm.js';
 
 /**
  * The llm kind: `data.prompt` rendered over the node's context is the user message,
@@ -21,12 +23,15 @@ import { LLM_PROVIDER_IDS, type LlmMessage, type LlmProviderId, type LlmResult }
  * Credentials and budget are those of the context's `orgId` (see index.ts); in a personal run the
  * context's optional `userId` (the run's owner) brings that user's own credentials. Provider failures
  * propagate as LlmProviderError, a stop as LlmAbortError, an organization over budget as
- * DomainError BUDGET_EXCEEDED (402), all before or instead of an output.
+ * DomainError BUDGET_EXCEEDED (payment_required), all before or instead of an output.
  */
 
-type Caller = { orgId: string | null; userId?: string | null };
-/** What the llm kind reads; `Services` satisfies it. */
-export type LlmKindServices = LlmServices & { now(): Date };
+/** What the llm kind uses: the LLM port, and the log and clock the budget is decided on. */
+export interface LlmKindPorts {
+  llm: LlmGateway;
+  eventStore: EventStore;
+  clock: Clock;
+}
 
 export function providerOf(data: RunNode['data']): LlmProviderId {
   const llm = data.llm;
@@ -89,20 +94,20 @@ export function userIdOf(context: NodeKindContext): string | null {
   return typeof userId === 'string' && userId !== '' ? userId : null;
 }
 
-async function complete(services: LlmKindServices, caller: Caller, provider: LlmProviderId, request: { model: string; messages: LlmMessage[]; temperature?: number; maxTokens?: number; signal: AbortSignal }) {
-  await assertWithinBudget(services, caller, provider);
-  const llm = await llmProviderFor(services, caller, provider);
+async function complete(ports: LlmKindPorts, caller: LlmCaller, provider: LlmProviderId, request: { model: string; messages: LlmMessage[]; temperature?: number; maxTokens?: number; signal: AbortSignal }) {
+  await assertWithinBudget(ports, caller, provider);
+  const llm = await ports.llm.providerFor(caller, provider);
   return llm.complete(request);
 }
 
-export function llmKind(services: LlmKindServices): NodeKind {
+export function llmKind(ports: LlmKindPorts): NodeKind {
   return {
     type: 'llm',
     async execute(node, context) {
       const caller = { orgId: orgIdOf(context), userId: userIdOf(context) };
       const provider = providerOf(node.data);
       const model = modelOf(node.data, provider);
-      const result = await complete(services, caller, provider, {
+      const result = await complete(ports, caller, provider, {
         model,
         messages: llmMessages(node.data, context),
         temperature: numberOr(node.data.temperature),
@@ -125,8 +130,8 @@ export interface PromptConditionAnswer {
 const QUESTION_MAX_TOKENS = 16;
 
 export async function answerPromptCondition(
-  services: LlmKindServices,
-  caller: Caller,
+  ports: LlmKindPorts,
+  caller: LlmCaller,
   nodeData: RunNode['data'],
   condition: Condition,
   output: unknown,
@@ -137,7 +142,7 @@ export async function answerPromptCondition(
   }
   const provider = providerOf(nodeData);
   const model = modelOf(nodeData, provider);
-  const result = await complete(services, caller, provider, {
+  const result = await complete(ports, caller, provider, {
     model,
     messages: [{ role: 'user', content: conditionQuestion(condition, output) }],
     temperature: 0,

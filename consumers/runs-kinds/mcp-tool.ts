@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { callMcpTool } from '../../commands/mcp-calls.js';
+import type { McpWaitPorts } from '../../commands/mcp-connection.js';
 import { loadRun } from '../../commands/runs.js';
 import { renderValue, type NodeKind, type NodeKindContext } from '../../domain/runs/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
-import type { Services } from '../../infra/ports/services.js';
+import type { Clock } from '../../infra/ports/clock.js';
+import type { EventStore } from '../../infra/ports/event-store.js';
 import { NodeKindError } from './webhook.js';
 
 /**
@@ -25,7 +27,14 @@ function renderArguments(value: unknown, context: NodeKindContext): unknown {
   return value;
 }
 
-export function mcpToolKind(services: Services): NodeKind {
+/** What the mcp_tool kind uses: the run's log and clock, and the ports an MCP call waits with. */
+export interface McpToolKindPorts {
+  eventStore: EventStore;
+  clock: Clock;
+  mcp: McpWaitPorts;
+}
+
+export function mcpToolKind(ports: McpToolKindPorts): NodeKind {
   return {
     type: 'mcp_tool',
     async execute(node, context) {
@@ -33,12 +42,12 @@ export function mcpToolKind(services: Services): NodeKind {
       if (typeof mcpServerId !== 'string' || mcpServerId === '') throw new NodeKindError('MCP_SERVER_MISSING', 'an mcp_tool node needs data.mcpServerId');
       if (typeof toolName !== 'string' || toolName === '') throw new NodeKindError('MCP_TOOL_MISSING', 'an mcp_tool node needs data.toolName');
       const args = renderArguments(node.data.arguments ?? {}, context) as Record<string, unknown>;
-      const run = await loadRun(services.eventStore, context.processId);
+      const run = await loadRun(ports.eventStore, context.processId);
       const scope = { userId: run.ownerId, orgId: run.orgId, workspaceId: run.workspaceId };
-      const command = { actorId: run.requestedBy, orgId: run.orgId, workspaceId: run.workspaceId, correlationId: randomUUID(), causationId: null, requestId: null, now: services.now() };
+      const command = { actorId: run.requestedBy, orgId: run.orgId, workspaceId: run.workspaceId, correlationId: randomUUID(), causationId: null, requestId: null, now: ports.clock.now() };
       let result;
       try {
-        result = await callMcpTool(services, command, mcpServerId, scope, { toolName, arguments: args, source: 'flow', processId: context.processId, nodeId: node.id, signal: context.signal });
+        result = await callMcpTool(ports.mcp, command, mcpServerId, scope, { toolName, arguments: args, source: 'flow', processId: context.processId, nodeId: node.id, signal: context.signal });
       } catch (err) {
         if (err instanceof DomainError) throw new NodeKindError(err.code, err.message, { serverId: mcpServerId, toolName });
         throw err;

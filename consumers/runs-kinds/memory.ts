@@ -1,8 +1,11 @@
 import { loadRun } from '../../commands/runs.js';
 import { memoryOperationSchema, type MemoryOperation } from '../../domain/memory/index.js';
 import { renderTemplate, renderValueAsText, type NodeKind, type NodeKindContext, type RunNode } from '../../domain/runs/index.js';
-import { checkMemoryLimits, runMemoryOperation, type MemoryActor, type MemoryOperationResult } from '../../infra/memory/operations.js';
-import type { Services } from '../../infra/ports/services.js';
+import { checkMemoryLimits, runMemoryOperation, type MemoryActor, type MemoryOperationResult, type MemoryPorts } from '../../commands/memory-operations.js';
+import type { Clock } from '../../infra/ports/clock.js';
+import type { EventStore } from '../../infra/ports/event-store.js';
+import type { Projections } from '../../infra/ports/projections.js';
+import type { RunSettings } from '../../infra/ports/runs.js';
 import { NodeKindError } from './webhook.js';
 
 /**
@@ -101,33 +104,42 @@ function outputOf(result: MemoryOperationResult, format: 'text' | 'json'): { out
   }
 }
 
-export function memoryKind(services: Services): NodeKind {
+/** What the memory kind uses: the run's log and clock, the memory context's ports, and read-your-writes. */
+export interface MemoryKindPorts {
+  eventStore: EventStore;
+  clock: Clock;
+  memory: MemoryPorts;
+  projections: Pick<Projections, 'waitFor'>;
+  settings: Pick<RunSettings, 'READ_YOUR_WRITES_TIMEOUT_MS'>;
+}
+
+export function memoryKind(ports: MemoryKindPorts): NodeKind {
   return {
     type: 'memory',
     async execute(node, context) {
       const data = node.data as Data;
-      const run = await loadRun(services.eventStore, context.processId);
+      const run = await loadRun(ports.eventStore, context.processId);
       const parsed = memoryOperationSchema.safeParse(memoryOperationOf(data, context, run.ownerId));
       if (!parsed.success) {
         const problems = parsed.error.issues.map((i) => ({ field: i.path.join('.'), message: i.message }));
         throw new NodeKindError('MEMORY_INVALID_INPUT', `the rendered memory operation is invalid: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`, { problems });
       }
       const op: MemoryOperation = parsed.data;
-      checkMemoryLimits(services.config, op, 'data');
+      checkMemoryLimits(ports.memory.settings, op, 'data');
       const actor: MemoryActor = {
         tenant: { userId: run.ownerId, orgId: run.orgId, workspaceId: run.workspaceId },
         context: {
           actorId: run.requestedBy ?? run.ownerId, orgId: run.orgId, workspaceId: run.workspaceId,
-          correlationId: context.processId, causationId: null, requestId: null, now: services.now(),
+          correlationId: context.processId, causationId: null, requestId: null, now: ports.clock.now(),
         },
         source: `run:${context.processId}`,
         // A later node (or the next run) must find what this one saved.
         settle: async (position, streamId) => {
-          if (position !== null) await services.projections.waitFor(position, streamId, services.config.READ_YOUR_WRITES_TIMEOUT_MS);
+          if (position !== null) await ports.projections.waitFor(position, streamId, ports.settings.READ_YOUR_WRITES_TIMEOUT_MS);
         },
         signal: context.signal,
       };
-      const result = await runMemoryOperation(services, actor, op);
+      const result = await runMemoryOperation(ports.memory, actor, op);
       return outputOf(result, data.resultFormat === 'json' ? 'json' : 'text');
     },
   };

@@ -1,6 +1,6 @@
 import { renderTemplate, RunInputError, type NodeKind, type NodeKindContext, type RunNode } from '../../domain/runs/index.js';
-import { OutboundError, outboundFetch } from '../../infra/http/outbound.js';
-import type { Services } from '../../infra/ports/services.js';
+import { OutboundError, type OutboundHttp } from '../../infra/ports/outbound-http.js';
+import type { RunSettings } from '../../infra/ports/runs.js';
 
 /**
  * The webhook kind: one HTTP call as `data.webhookConfig` says.
@@ -90,21 +90,27 @@ function responseOutput(contentType: string, text: string): { output: unknown; i
   return { output: text };
 }
 
-export function webhookKind(services: Pick<Services, 'config'>): NodeKind {
+/** What the webhook kind uses: the outbound HTTP port and the limits it applies. */
+export interface WebhookKindPorts {
+  outbound: OutboundHttp;
+  settings: Pick<RunSettings, 'NODE_TIMEOUT_MS' | 'ALLOW_PRIVATE_NETWORK'>;
+}
+
+export function webhookKind(ports: WebhookKindPorts): NodeKind {
   return {
     type: 'webhook',
     async execute(node, context) {
-      const request = webhookRequestOf(node, context, services.config.NODE_TIMEOUT_MS);
+      const request = webhookRequestOf(node, context, ports.settings.NODE_TIMEOUT_MS);
       const started = Date.now();
       let response;
       try {
-        response = await outboundFetch(request.url, {
+        response = await ports.outbound.fetch(request.url, {
           method: request.method,
           headers: request.headers,
           body: request.body,
           timeoutMs: request.timeoutMs,
           signal: context.signal,
-          allowPrivateNetwork: services.config.ALLOW_PRIVATE_NETWORK,
+          allowPrivateNetwork: ports.settings.ALLOW_PRIVATE_NETWORK,
           maxResponseBytes: WEBHOOK_MAX_RESPONSE_BYTES,
         });
       } catch (err) {

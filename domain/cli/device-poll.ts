@@ -1,5 +1,5 @@
 import { DomainError } from '../shared/decider.js';
-import type { DeviceAuthorizationState } from './device-authorization.js';
+import type { DeviceAuthorizationState } from './state-device-authorization.js';
 
 /**
  * What the token endpoint answers to one poll (RFC 8628 §3.4-3.5), as a pure function of the

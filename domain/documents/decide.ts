@@ -1,85 +1,21 @@
-import { DomainError, type Decider } from '../shared/decider.js';
+import { DomainError } from '../shared/decider.js';
 import type { DocumentEvent, IndexSpecData } from './events.js';
-import { documentEventSchemas } from './events.js';
-import { PersistentMap } from './pmap.js';
 import { enforceSchema } from './schema.js';
-
-/** Who asks: personal collections are their owner's; organization ones belong to the workspace (as flows). */
-export interface CollectionScope {
-  userId: string;
-  orgId: string | null;
-  workspaceId: string | null;
-}
-
-/** Per document id: the revision of the event that last wrote it, its size, and whether it is live
- * (deleted ids stay as tombstones so their history stays reachable). */
-export interface DocumentEntry {
-  r: number;
-  b: number;
-  live: boolean;
-}
-
-/**
- * The decision state stays small whatever the collection holds: the live document ids with their
- * last revision and size (a persistent map, so folding 100,000 inserts stays linear), never the
- * documents themselves. A change based on a document's content (update operators) reads that
- * document from the log at its last revision and states it in the command (`basedOn`); the decider
- * refuses it if the document moved on since (DOCUMENT_MOVED, retried by the command layer).
- */
-export interface CollectionState {
-  exists: boolean;
-  deleted: boolean;
-  name: string | null;
-  ownerId: string | null;
-  orgId: string | null;
-  workspaceId: string | null;
-  schema: string | null;
-  indexes: IndexSpecData[];
-  docs: PersistentMap<DocumentEntry>;
-  /** Live documents. */
-  count: number;
-  bytes: number;
-  /** Revision of the last folded event (-1 before the first); documents' `r` refer to it. */
-  revision: number;
-}
+import { isCollectionVisibleTo, type CollectionScope, type CollectionState } from './state.js';
 
 type Base = { scope: CollectionScope; at: string };
+/**
+ * The collection aggregate. Its document commands (Insert/Update/DeleteDocument) are how documents
+ * were written before they got streams of their own (decide-document.ts); the commands layer no
+ * longer sends them, and they stay as the definition of the events they produced, which are still
+ * folded here (the state's `docs` and `count` are those documents' entries).
+ */
 export type CollectionCommand =
   | (Base & { type: 'CreateCollection'; collectionId: string; name: string; schema: string | null; indexes: IndexSpecData[] })
   | (Base & { type: 'InsertDocument'; documentId: string; document: Record<string, unknown>; bytes: number; maxDocuments: number })
   | (Base & { type: 'UpdateDocument'; documentId: string; document: Record<string, unknown>; bytes: number; update: string | null; basedOn: number })
   | (Base & { type: 'DeleteDocument'; documentId: string })
-  | (Base & { type: 'DeleteCollection' });
-
-export const initialCollectionState: CollectionState = {
-  exists: false, deleted: false, name: null, ownerId: null, orgId: null, workspaceId: null,
-  schema: null, indexes: [], docs: PersistentMap.empty(), count: 0, bytes: 0, revision: -1,
-};
-
-export function isCollectionVisibleTo(c: { ownerId: string | null; orgId: string | null; workspaceId: string | null }, scope: CollectionScope): boolean {
-  if (c.orgId !== scope.orgId || c.workspaceId !== scope.workspaceId) return false;
-  return c.orgId !== null || c.ownerId === scope.userId;
-}
-
-export function evolveCollection(state: CollectionState, event: DocumentEvent): CollectionState {
-  const revision = state.revision + 1;
-  switch (event.type) {
-    case 'CollectionCreated': {
-      const d = event.data;
-      return { ...state, exists: true, name: d.name, ownerId: d.ownerId, orgId: d.orgId, workspaceId: d.workspaceId, schema: d.schema, indexes: d.indexes, revision };
-    }
-    case 'DocumentInserted':
-    case 'DocumentUpdated':
-      return { ...state, docs: state.docs.set(event.data.documentId, { r: revision, b: event.data.size, live: true }), count: event.data.count, bytes: event.data.bytes, revision };
-    case 'DocumentDeleted':
-      return { ...state, docs: state.docs.set(event.data.documentId, { r: revision, b: 0, live: false }), count: event.data.count, bytes: event.data.bytes, revision };
-    case 'CollectionDeleted':
-      return { ...state, deleted: true, count: 0, bytes: 0, revision };
-    default:
-      return { ...state, revision };
-  }
-}
-
+  | (Base & { type: 'DeleteCollection'; /** Live documents, when kept outside this stream (slot claims). */ documents?: number });
 
 const notFound = () => new DomainError('COLLECTION_NOT_FOUND', 'collection not found', 'not_found');
 const docNotFound = (id: string) => new DomainError('DOCUMENT_NOT_FOUND', `document ${id} not found`, 'not_found');
@@ -124,13 +60,6 @@ export function decideCollection(command: CollectionCommand, state: CollectionSt
       return [{ type: 'DocumentDeleted', data: { documentId: command.documentId, previousRevision: entry.r, count: count - 1, bytes: state.bytes - entry.b, at: command.at } }];
     }
     case 'DeleteCollection':
-      return [{ type: 'CollectionDeleted', data: { name: state.name ?? '', documents: count, at: command.at } }];
+      return [{ type: 'CollectionDeleted', data: { name: state.name ?? '', documents: command.documents ?? count, at: command.at } }];
   }
 }
-
-export const collectionDecider: Decider<CollectionCommand, CollectionState, DocumentEvent> = {
-  initialState: initialCollectionState,
-  eventSchemas: documentEventSchemas,
-  evolve: evolveCollection,
-  decide: decideCollection,
-};

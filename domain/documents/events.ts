@@ -1,7 +1,9 @@
 import { z } from 'zod';
 
 /**
- * Stream `collection-<collectionId>`: the collection's metadata and every write to its documents.
+ * Stream `collection-<collectionId>`: the collection's metadata (CollectionCreated,
+ * CollectionDeleted) and, for writes made before documents got streams of their own, the
+ * document events below (DocumentInserted/Updated/Deleted, still read, folded and projected).
  * Document events carry the whole resulting document (so any version can be read back from the
  * log alone) and `previousRevision`, the revision of the event that last wrote the same document,
  * which chains a document's history through the stream without scanning it. `count` and `bytes`
@@ -59,3 +61,59 @@ export type DocumentEvent =
 
 export const collectionStreamId = (collectionId: string) => `collection-${collectionId}`;
 export const COLLECTION_CATEGORY = 'collection';
+
+/**
+ * Stream `document-<collectionId>.<documentId>`: every write to one document since documents got
+ * streams of their own, so writers of different documents of one collection never contend.
+ * `revision` is the document's revision after the event (what ETag, If-Match and history show):
+ * the stream revision, offset past the document's history in the collection stream when it has
+ * one (`legacyRevision`, on the stream's first event, is that history's last revision), so a
+ * document's revisions only grow. `previousSize` lets the projection keep the collection's byte
+ * total by increments.
+ */
+const documentRef = { collectionId: z.string(), documentId: z.string() };
+const revisionFields = { revision: z.number().int().min(0), legacyRevision: z.number().int().min(0).nullable(), at: z.string() };
+export const documentStreamEventSchemas = {
+  DocumentAdded: z.object({ ...documentRef, document, size: z.number().int().min(0), ...revisionFields }),
+  DocumentChanged: z.object({
+    ...documentRef,
+    document,
+    size: z.number().int().min(0),
+    previousSize: z.number().int().min(0),
+    update: z.string().nullable(),
+    ...revisionFields,
+  }),
+  DocumentRemoved: z.object({
+    ...documentRef,
+    previousSize: z.number().int().min(0),
+    /** The removed life began in the collection stream: its slot is the legacy count's, not a claim. */
+    legacyLife: z.boolean(),
+    ...revisionFields,
+  }),
+};
+type StreamData<K extends keyof typeof documentStreamEventSchemas> = z.infer<(typeof documentStreamEventSchemas)[K]>;
+export type DocumentStreamEvent =
+  | { type: 'DocumentAdded'; data: StreamData<'DocumentAdded'> }
+  | { type: 'DocumentChanged'; data: StreamData<'DocumentChanged'> }
+  | { type: 'DocumentRemoved'; data: StreamData<'DocumentRemoved'> };
+
+/** Collection ids are UUIDs (no "."), so the first "." separates them from the document id. */
+export const documentStreamId = (collectionId: string, documentId: string) => `document-${collectionId}.${documentId}`;
+export const DOCUMENT_CATEGORY = 'document';
+
+/**
+ * Stream `docslots-<collectionId>`: the collection's document count, kept with appends that never
+ * conflict ("any" revision). Each insert claims a slot for its document id; the order of the
+ * stream decides which claims fit under the limit, and every writer folds the same answer.
+ * `after` is the document stream's revision the inserter saw (-1: none), which tells a claim for a
+ * new life of the id from a repeated claim for the same life. `base` is the collection's live
+ * document count from its collection stream (frozen: no document event is written there any more).
+ */
+export const slotEventSchemas = {
+  DocumentSlotClaimed: z.object({ documentId: z.string(), after: z.number().int().min(-1), base: z.number().int().min(0), max: z.number().int().min(1) }),
+  DocumentSlotReleased: z.object({ documentId: z.string(), removedAt: z.number().int().min(0), legacyLife: z.boolean() }),
+};
+export type SlotEvent =
+  | { type: 'DocumentSlotClaimed'; data: z.infer<typeof slotEventSchemas.DocumentSlotClaimed> }
+  | { type: 'DocumentSlotReleased'; data: z.infer<typeof slotEventSchemas.DocumentSlotReleased> };
+export const slotStreamId = (collectionId: string) => `docslots-${collectionId}`;

@@ -1,4 +1,5 @@
 import { DomainError } from '../shared/decider.js';
+import { REGEX_OPTIONS, UserRegexError, compileUserRegex, type UserRegex } from './regex.js';
 
 /**
  * Searches: the caller's MongoDB-style filter, sort and projection are checked against the subset
@@ -160,10 +161,12 @@ function operators(expr: Obj, walk: Walk, depth: number, at: string, inElemMatch
         if (!Number.isInteger(arg) || (arg as number) < 0) throw fail('INVALID_FILTER', here, '$size takes a non-negative integer');
         out[op] = arg;
         break;
-      case '$regex':
-        out[op] = checkRegex(arg, expr.$options, walk.limits, here);
-        if (expr.$options !== undefined) out.$options = expr.$options;
+      case '$regex': {
+        const regex = checkRegex(arg, expr.$options, walk.limits, here);
+        out[op] = regex.pattern;
+        if (regex.options) out.$options = regex.options;
         break;
+      }
       case '$options':
         if (expr.$regex === undefined) throw fail('INVALID_FILTER', here, '$options goes with $regex');
         break;
@@ -197,30 +200,33 @@ function scalarList(arg: unknown, walk: Walk, at: string, message: string, nonEm
 }
 
 /**
- * Patterns must mean the same in JavaScript (mingo) and in the server's engine (Go RE2 in
- * FerretDB, PCRE in MongoDB): no lookaround, backreferences or named groups, and, because the
- * embedded store cannot interrupt a JavaScript regex, no quantified group that itself holds a
- * quantifier (the shape of catastrophic backtracking, e.g. `(a+)+`).
+ * Patterns are matched by RE2 on every store (re2js in the embedded one, Go's RE2 in FerretDB;
+ * MongoDB's PCRE agrees on what RE2 accepts): no lookaround, backreferences or named groups. The
+ * screen for nested repetition (`(a+)+`) predates RE2 and stays, because a MongoDB server runs
+ * the pattern with PCRE, which does backtrack. `x` is applied here (RE2 lacks it), so every store
+ * receives the same plain pattern.
  */
-function checkRegex(pattern: unknown, options: unknown, limits: QueryLimits, at: string): string {
+function checkRegex(pattern: unknown, options: unknown, limits: QueryLimits, at: string): UserRegex {
   if (typeof pattern !== 'string') throw fail('INVALID_FILTER', at, '$regex takes a string');
   if (pattern.length > limits.maxRegexLength) throw fail('INVALID_FILTER', at, `$regex is at most ${limits.maxRegexLength} characters`);
-  if (options !== undefined && (typeof options !== 'string' || !/^[ims]{0,3}$/.test(options))) throw fail('INVALID_FILTER', `${at.replace(/\$regex$/, '$options')}`, '$options takes the flags i, m and s');
+  if (options !== undefined && (typeof options !== 'string' || !REGEX_OPTIONS.test(options))) throw fail('INVALID_FILTER', `${at.replace(/\$regex$/, '$options')}`, '$options takes the flags i, m, s and x');
   const problem = regexProblem(pattern);
   if (problem !== null) throw fail('UNSUPPORTED_OPERATOR', at, problem);
   try {
-    new RegExp(pattern, typeof options === 'string' ? options : '');
+    return compileUserRegex(pattern, typeof options === 'string' ? options : '');
   } catch (err) {
-    throw fail('INVALID_FILTER', at, `not a valid regular expression: ${(err as Error).message}`);
+    if (!(err instanceof UserRegexError)) throw err;
+    if (err.reason === 'unsupported') throw fail('UNSUPPORTED_OPERATOR', at, `not supported by RE2 (the engine every store matches with): ${err.message}`);
+    if (err.reason === 'too_complex') throw fail('FILTER_TOO_COMPLEX', at, err.message);
+    throw fail('INVALID_FILTER', at, `not a valid regular expression: ${err.message}`);
   }
-  return pattern;
 }
 
 /**
  * Why a pattern is refused, or null: lookaround, backreferences and named groups (engines
  * disagree), or a repeated group holding a repetition at any depth (`(a+)+`, `((a*)b)*`,
- * `(?:x+){2}`): the shape of exponential backtracking that nothing could interrupt. Shared with
- * JSON Schema `pattern`s, which the decider runs on every write.
+ * `(?:x+){2}`): the shape of exponential backtracking in a backtracking engine (MongoDB's PCRE).
+ * Shared with JSON Schema `pattern`s, so a schema means the same wherever it is checked.
  */
 export function regexProblem(pattern: string): string | null {
   if (/\(\?[=!<]|\\[1-9]|\\k</.test(pattern)) return 'lookaround, backreferences and named groups are not supported';

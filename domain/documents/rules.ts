@@ -67,3 +67,19 @@ function checkKey(key: string, path: string): void {
   if (key.includes('.')) throw invalid(path, 'field names must not contain "."');
   if (key.includes('\u0000')) throw invalid(path, 'field names must not contain NUL');
 }
+
+/**
+ * True when `value` nests objects/arrays deeper than `max`. Iterative: request bodies are parsed
+ * without a depth limit, and the recursive walks that follow (update checks, schema compilation)
+ * would overflow the stack on a 1 MB body of nested objects.
+ */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}

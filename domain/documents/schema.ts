@@ -1,12 +1,16 @@
 import { z } from 'zod';
 import { DomainError } from '../shared/decider.js';
 import { regexProblem } from './query.js';
+import { nestsDeeperThan } from './rules.js';
+import { UserRegexError, compileUserRegex, withRe2RegExp } from './regex.js';
 
 /**
  * Optional JSON Schema per collection, enforced on every write by the decider. Compiled by zod 4's
  * `z.fromJSONSchema` (drafts 4 to 2020-12: types, properties, required, additionalProperties,
  * items, enum, const, min/max, lengths, pattern, formats, allOf/anyOf/oneOf/not, local `$ref`);
  * a keyword it cannot compile (an external `$ref`, an unknown type) refuses the schema at creation.
+ * The converter builds RegExps from `pattern` and `patternProperties`; it runs with the global
+ * RegExp standing for Re2RegExp, so those patterns are matched by RE2 (linear time) on every write.
  */
 const compiled = new Map<string, z.ZodType>();
 const MAX_CACHED = 500;
@@ -14,7 +18,7 @@ const MAX_CACHED = 500;
 function compile(schemaText: string): z.ZodType {
   let schema = compiled.get(schemaText);
   if (schema) return schema;
-  schema = z.fromJSONSchema(JSON.parse(schemaText));
+  schema = withRe2RegExp(() => z.fromJSONSchema(JSON.parse(schemaText)));
   compiled.set(schemaText, schema);
   if (compiled.size > MAX_CACHED) compiled.delete(compiled.keys().next().value!);
   return schema;
@@ -29,6 +33,9 @@ export function checkSchema(schema: unknown): string {
   if (type !== undefined && type !== 'object') {
     throw new DomainError('INVALID_SCHEMA', 'schema.type must be "object": documents are objects', 'invalid', { field: 'body.schema.type' });
   }
+  if (nestsDeeperThan(schema, MAX_SCHEMA_DEPTH)) {
+    throw new DomainError('INVALID_SCHEMA', `schema nests deeper than ${MAX_SCHEMA_DEPTH} levels`, 'invalid', { field: 'body.schema' });
+  }
   checkPatterns(schema, 'body.schema');
   const text = JSON.stringify(schema);
   try {
@@ -40,11 +47,13 @@ export function checkSchema(schema: unknown): string {
 }
 
 const MAX_PATTERN_LENGTH = 1024;
+/** Objects and arrays inside one schema (the converter and the checks below recurse). */
+const MAX_SCHEMA_DEPTH = 64;
 
 /**
- * `pattern` and `patternProperties` run in this process on every write, where a regex cannot be
- * interrupted: they pass the same screen as search regexes (no nested repetition, no lookaround or
- * backreference), so a schema cannot make a write backtrack exponentially.
+ * `pattern` and `patternProperties` run in this process on every write: they must compile with
+ * RE2 (no lookaround or backreference, a bounded program) and pass the same screen as search
+ * regexes (no nested repetition), so a schema means the same as a search would.
  */
 function checkPatterns(node: unknown, at: string): void {
   if (Array.isArray(node)) {
@@ -63,7 +72,15 @@ function checkPatterns(node: unknown, at: string): void {
 }
 
 function screenPattern(pattern: string, at: string): void {
-  const problem = pattern.length > MAX_PATTERN_LENGTH ? `a pattern is at most ${MAX_PATTERN_LENGTH} characters` : regexProblem(pattern);
+  let problem = pattern.length > MAX_PATTERN_LENGTH ? `a pattern is at most ${MAX_PATTERN_LENGTH} characters` : regexProblem(pattern);
+  if (problem === null) {
+    try {
+      compileUserRegex(pattern);
+    } catch (err) {
+      if (!(err instanceof UserRegexError)) throw err;
+      problem = err.reason === 'invalid' ? `not a valid regular expression: ${err.message}` : `not supported by RE2: ${err.message}`;
+    }
+  }
   if (problem !== null) throw new DomainError('INVALID_SCHEMA', `${at}: ${problem}`, 'invalid', { field: at, path: at });
 }
 

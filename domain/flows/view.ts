@@ -1,7 +1,6 @@
 import { fold } from '../shared/decider.js';
 import type { FlowEdge, FlowEvent, FlowNode, TriggerMethod } from './events.js';
-import { evolveFlow } from './evolve.js';
-import { initialFlowState, type FlowState, type TriggerSettings } from './state.js';
+import { evolveFlow, initialFlowState, type FlowState, type TriggerSettings } from './state.js';
 
 /** A trigger as clients see it: whether a key exists, never its hash. */
 export interface TriggerView {

@@ -1,19 +1,8 @@
-import { DomainError, type Decider } from '../shared/decider.js';
+import { DomainError } from '../shared/decider.js';
 import { reconnectDelayMs, type BackoffPolicy } from './backoff.js';
-import { mcpEventSchemas, type McpError, type McpEvent, type McpEventOf, type McpServerInfo, type McpTransport } from './events.js';
-import { evolveMcpServer, initialMcpServerState, type McpEndpointConfig, type McpServerState } from './state.js';
-
-/** Who may see a server: the flows rule (same organization and workspace; personal ones are their owner's). */
-export interface McpScope {
-  userId: string;
-  orgId: string | null;
-  workspaceId: string | null;
-}
-
-export function isMcpServerVisibleTo(server: { ownerId: string; orgId: string | null; workspaceId: string | null }, scope: McpScope): boolean {
-  if (server.orgId !== scope.orgId || server.workspaceId !== scope.workspaceId) return false;
-  return server.orgId !== null || server.ownerId === scope.userId;
-}
+import type { McpError, McpEvent, McpServerInfo, McpTransport } from './events.js';
+import { requireMcpServer, type McpScope } from './scope.js';
+import type { McpEndpointConfig, McpServerState } from './state.js';
 
 export interface ReconnectInput {
   policy: BackoffPolicy;
@@ -42,20 +31,13 @@ export type McpCommand =
   | ({ type: 'RecordConnectionLost'; connectionId: string; error: McpError; at: string } & ReconnectInput)
   | { type: 'RecordDisconnected'; requestId: string | null; at: string };
 
-const notFound = () => new DomainError('MCP_SERVER_NOT_FOUND', 'MCP server not found', 'not_found');
-
-function requireServer(state: McpServerState, scope: McpScope | undefined) {
-  if (!state.exists || state.deleted) throw notFound();
-  if (scope && !isMcpServerVisibleTo(state, scope)) throw notFound();
-}
-
 function nextAttempt(state: McpServerState, at: string, input: ReconnectInput, lostAfterStable: boolean) {
   const attempt = lostAfterStable ? 1 : state.reconnectAttempts + 1;
   const nextReconnectAt = state.config.autoReconnect ? new Date(Date.parse(at) + reconnectDelayMs(attempt, input.policy, input.random)).toISOString() : null;
   return { attempt, nextReconnectAt };
 }
 
-function decide(command: McpCommand, state: McpServerState): McpEvent[] {
+export function decideMcpServer(command: McpCommand, state: McpServerState): McpEvent[] {
   switch (command.type) {
     case 'RegisterServer': {
       if (state.exists) throw new DomainError('MCP_SERVER_EXISTS', `MCP server ${command.serverId} already exists`, 'conflict');
@@ -63,22 +45,22 @@ function decide(command: McpCommand, state: McpServerState): McpEvent[] {
       return [{ type: 'McpServerRegistered', data: { serverId: command.serverId, ownerId: userId, orgId, workspaceId, ...command.config, at: command.at } }];
     }
     case 'UpdateServer':
-      requireServer(state, command.scope);
+      requireMcpServer(state, command.scope);
       return [{ type: 'McpServerUpdated', data: { ...command.config, at: command.at } }];
     case 'DeleteServer':
-      requireServer(state, command.scope);
+      requireMcpServer(state, command.scope);
       return [{ type: 'McpServerDeleted', data: { at: command.at } }];
     case 'SetAutoReconnect':
-      requireServer(state, command.scope);
+      requireMcpServer(state, command.scope);
       if (state.config.autoReconnect === command.enabled) return [];
       return [{ type: 'McpAutoReconnectSet', data: { enabled: command.enabled, at: command.at } }];
     case 'RequestConnect':
-      requireServer(state, command.scope);
+      requireMcpServer(state, command.scope);
       if (state.state === 'connected') return [];
       if (state.state === 'connecting' && state.pendingConnect && state.pendingConnect.at >= command.staleBefore) return [];
       return [{ type: 'McpConnectRequested', data: { requestId: command.requestId, reason: command.reason, at: command.at } }];
     case 'RequestDisconnect':
-      requireServer(state, command.scope);
+      requireMcpServer(state, command.scope);
       return [{ type: 'McpDisconnectRequested', data: { requestId: command.requestId, at: command.at } }];
     case 'RecordConnected': {
       // A connect the user gave up on (disconnect, delete) or that a newer request replaced is not recorded.
@@ -102,12 +84,3 @@ function decide(command: McpCommand, state: McpServerState): McpEvent[] {
       return [{ type: 'McpServerDisconnected', data: { requestId: command.requestId, at: command.at } }];
   }
 }
-
-export const mcpServerDecider: Decider<McpCommand, McpServerState, McpEvent> = {
-  initialState: initialMcpServerState,
-  evolve: evolveMcpServer,
-  decide,
-  eventSchemas: mcpEventSchemas,
-};
-
-export type { McpEventOf };

@@ -1,5 +1,30 @@
+import type { Decider } from '../shared/decider.js';
+import { decideDelivery, type DeliveryCommand } from './decide-delivery.js';
+import { decideWebhook, type WebhookCommand } from './decide-webhook.js';
+import { deliveryEventSchemas, webhookEventSchemas, type DeliveryEvent, type WebhookEvent } from './events.js';
+import { evolveDelivery, initialDeliveryState, type DeliveryState } from './state-delivery.js';
+import { evolveWebhook, initialWebhookState, type WebhookState } from './state-webhook.js';
+
 export * from './events.js';
-export * from './webhook.js';
-export * from './delivery.js';
+export * from './state-webhook.js';
+export * from './decide-webhook.js';
+export * from './state-delivery.js';
+export * from './decide-delivery.js';
 export * from './retry.js';
 export * from './payload.js';
+
+/** `msgwebhook-<sessionId>`: the session's one webhook. */
+export const webhookDecider: Decider<WebhookCommand, WebhookState, WebhookEvent> = {
+  initialState: initialWebhookState,
+  eventSchemas: webhookEventSchemas,
+  evolve: evolveWebhook,
+  decide: decideWebhook,
+};
+
+/** `msgdelivery-<deliveryId>`: one delivery of one session event, every attempt in it. */
+export const deliveryDecider: Decider<DeliveryCommand, DeliveryState, DeliveryEvent> = {
+  initialState: initialDeliveryState,
+  eventSchemas: deliveryEventSchemas,
+  evolve: evolveDelivery,
+  decide: decideDelivery,
+};

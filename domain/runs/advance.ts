@@ -1,9 +1,8 @@
 import { fold } from '../shared/decider.js';
 import type { RunEvent } from './events.js';
-import { evolveRun } from './evolve.js';
 import { boundRunOutputs, runOutputs } from './outputs.js';
 import { nextSteps } from './scheduler.js';
-import { isFinished, type RunState } from './state.js';
+import { evolveRun, isFinished, type RunState } from './state.js';
 
 /**
  * What follows by itself from a step, decided with it so the log never shows a run that is over

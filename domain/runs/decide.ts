@@ -1,10 +1,8 @@
-import type { Decider } from '../shared/decider.js';
 import type { RunCommand } from './commands.js';
 import { claimRun, completeRun, confirmStop, failRun, requestRun, requestStop, resumeRun } from './decide-lifecycle.js';
 import { completeNode, failNode, skipNodes, startNode } from './decide-nodes.js';
-import { runEventSchemas, type RunEvent } from './events.js';
-import { evolveRun } from './evolve.js';
-import { initialRunState, type RunState } from './state.js';
+import type { RunEvent } from './events.js';
+import type { RunState } from './state.js';
 
 export const runStreamId = (processId: string) => `run-${processId}`;
 
@@ -34,10 +32,3 @@ export function decideRun(command: RunCommand, state: RunState): RunEvent[] {
       return resumeRun(command, state);
   }
 }
-
-export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
-  initialState: initialRunState,
-  eventSchemas: runEventSchemas,
-  evolve: evolveRun,
-  decide: decideRun,
-};

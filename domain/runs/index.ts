@@ -9,7 +9,6 @@ export * from './state.js';
 export * from './limits.js';
 export { RUN_ERROR_CODES, RunInputError, type RunErrorCode } from './errors.js';
 export { toRunDefinition, graphIndex, ancestorsOf, conditionsOf, continuesOnError, runDefinitionSchema, type RunDefinition, type RunNode, type RunEdge } from './definition.js';
-export { evolveRun } from './evolve.js';
 export { nextSteps, type NextSteps, type SkipStep } from './scheduler.js';
 export { runOutputs, boundRunOutputs } from './outputs.js';
 export { nodeInputs, effectiveNodeData, type NodeInputs } from './inputs.js';
@@ -17,12 +16,20 @@ export { renderTemplate, renderValue, renderValueAsText, unresolvedPlaceholders,
 export { evaluateCondition, conditionLabel, conditionalResultOf, conditionQuestion, parseYesNo, outputText, asNumber, isEmptyOutput } from './conditions.js';
 export { safeRegexTest, compileSafeRegex, type SafeRegex } from './regex.js';
 export * from './kinds/index.js';
-export { runDecider, decideRun, runStreamId } from './decide.js';
+export { decideRun, runStreamId } from './decide.js';
 
-import { fold } from '../shared/decider.js';
-import type { RunEvent } from './events.js';
-import { evolveRun } from './evolve.js';
-import { initialRunState, type RunState } from './state.js';
+import { fold, type Decider } from '../shared/decider.js';
+import type { RunCommand } from './commands.js';
+import { decideRun } from './decide.js';
+import { runEventSchemas, type RunEvent } from './events.js';
+import { evolveRun, initialRunState, type RunState } from './state.js';
+
+export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
+  initialState: initialRunState,
+  eventSchemas: runEventSchemas,
+  evolve: evolveRun,
+  decide: decideRun,
+};
 
 /** The state after all the given events (domain events or recorded ones straight from the store). */
 export const foldRun = (events: Iterable<{ type: string; data: unknown }>): RunState => fold(evolveRun, initialRunState, events as Iterable<RunEvent>);

@@ -9,7 +9,9 @@ import { isWordChar, parseRegex, type CharTest, type RegexNode } from './regex-p
  * at most once per input position, so the work is at most states × (length + 1), which is bounded
  * by MAX_REGEX_WORK before matching starts. Patterns over MAX_REGEX_PATTERN_LENGTH characters or
  * MAX_REGEX_STATES states, and texts over MAX_REGEX_INPUT_LENGTH code units, are refused.
- * The answer is the same as `new RegExp(source).test(text)`.
+ * The answer is the same as `new RegExp(source).test(text)`. RE2 ports (re2js) were tried and not
+ * taken: they give Perl's answers for `\s`, `.` and astral characters, and silently mistranslate
+ * some JavaScript syntax (test/unit/runs.regex.test.ts keeps those cases).
  */
 const CHAR = 0;
 const SPLIT = 1;

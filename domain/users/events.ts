@@ -12,7 +12,12 @@ const scrypt = z.string().startsWith('scrypt$');
 const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
 
 export const userEventSchemas = {
-  /** `passwordHash` null: a passwordless account (social sign-in); password login always fails for it. */
+  /**
+   * `passwordHash` null: a passwordless account (social sign-in); password login always fails for it.
+   * `emailVerified` false: a password sign-up whose address is still to be proven (an
+   * EmailVerificationRequested follows). Absent on accounts registered before verification
+   * existed, which count as verified.
+   */
   UserRegistered: z.object({
     userId: z.string(),
     email: z.email(),
@@ -20,6 +25,7 @@ export const userEventSchemas = {
     passwordHash: scrypt.nullable(),
     avatarUrl: z.string().nullable(),
     registeredAt: z.string(),
+    emailVerified: z.boolean().optional(),
   }),
   /** Only the fields that changed are present. */
   UserProfileUpdated: z.object({
@@ -33,6 +39,20 @@ export const userEventSchemas = {
   PasswordResetRequested: z.object({ tokenHash: sha256Hex, expiresAt: z.string(), requestedAt: z.string() }),
   /** Consumes the pending request; JWTs issued (iat, epoch seconds) before `tokensValidAfter` are refused. */
   PasswordResetCompleted: z.object({ tokenHash: sha256Hex, passwordHash: scrypt, tokensValidAfter: z.number().int(), resetAt: z.string() }),
+  /**
+   * A verification mail went to `email`; the address counts as unverified until the token comes
+   * back. Only the newest request counts; its token is `<userId>.<secret>`, of which only
+   * sha256(secret) is kept (as for password resets).
+   */
+  EmailVerificationRequested: z.object({ email: z.email(), tokenHash: sha256Hex, expiresAt: z.string(), requestedAt: z.string() }),
+  /** The token came back: `email` is proven to belong to this account; consumes the request. */
+  EmailVerified: z.object({ email: z.email(), tokenHash: sha256Hex, verifiedAt: z.string() }),
+  /**
+   * An account that never proved an address outlived UNVERIFIED_ACCOUNT_TTL_HOURS and someone
+   * else registered its email: the reservation of `email` is released, the account can no
+   * longer sign in, and tokens issued before `tokensValidAfter` are refused.
+   */
+  UnverifiedAccountExpired: z.object({ email: z.string(), tokensValidAfter: z.number().int(), expiredAt: z.string() }),
   ActiveScopeSwitched: z.object({ orgId: z.string().nullable(), workspaceId: z.string().nullable(), switchedAt: z.string() }),
   SocialIdentityLinked: socialIdentity.extend({ linkedAt: z.string() }),
   ApiKeyCreated: z.object({

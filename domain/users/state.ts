@@ -17,6 +17,15 @@ export interface UserState {
   activeOrgId: string | null;
   activeWorkspaceId: string | null;
   tokensValidAfter: number;
+  registeredAt: string | null;
+  /** The current address is proven (or the account predates verification: counted as proven). */
+  emailVerified: boolean;
+  /** Some address of this account was proven once: such an account never expires. */
+  verifiedOnce: boolean;
+  /** Only the newest verification request is valid; verifying clears it. */
+  pendingVerification: { email: string; tokenHash: string; expiresAt: string } | null;
+  /** Expired unverified, its email handed to a new account: it can no longer sign in. */
+  expired: boolean;
   /** Only the newest reset request is valid; completing it clears it. */
   pendingReset: { tokenHash: string; expiresAt: string } | null;
   socialIdentities: Array<{ provider: SocialProvider; subject: string }>;
@@ -36,6 +45,11 @@ export const initialUserState: UserState = {
   activeOrgId: null,
   activeWorkspaceId: null,
   tokensValidAfter: 0,
+  registeredAt: null,
+  emailVerified: false,
+  verifiedOnce: false,
+  pendingVerification: null,
+  expired: false,
   pendingReset: null,
   socialIdentities: [],
   apiKeys: {},
@@ -44,7 +58,9 @@ export const initialUserState: UserState = {
 
 export function evolveUser(state: UserState, event: UserEvent): UserState {
   switch (event.type) {
-    case 'UserRegistered':
+    case 'UserRegistered': {
+      // Registered before verification existed (no flag): counted as verified, so it keeps working.
+      const verified = event.data.emailVerified ?? true;
       return {
         ...initialUserState,
         exists: true,
@@ -53,7 +69,19 @@ export function evolveUser(state: UserState, event: UserEvent): UserState {
         name: event.data.name,
         hasPassword: event.data.passwordHash !== null,
         avatarUrl: event.data.avatarUrl,
+        registeredAt: event.data.registeredAt,
+        emailVerified: verified,
+        verifiedOnce: verified,
       };
+    }
+    case 'EmailVerificationRequested': {
+      const { email, tokenHash, expiresAt } = event.data;
+      return { ...state, emailVerified: false, pendingVerification: { email, tokenHash, expiresAt } };
+    }
+    case 'EmailVerified':
+      return { ...state, emailVerified: true, verifiedOnce: true, pendingVerification: null };
+    case 'UnverifiedAccountExpired':
+      return { ...state, expired: true, pendingVerification: null, tokensValidAfter: event.data.tokensValidAfter };
     case 'UserProfileUpdated': {
       const { name, avatarUrl, preferences } = event.data;
       return {

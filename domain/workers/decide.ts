@@ -1,51 +1,13 @@
-import { DomainError, type Decider } from '../shared/decider.js';
-import { workerEventSchemas, type WorkerEvent } from './events.js';
+import { DomainError } from '../shared/decider.js';
+import type { WorkerEvent } from './events.js';
+import type { WorkerState } from './state.js';
 
 export type WorkerCommand =
   | { type: 'StartWorker'; workerId: string; host: string; pid: number; role: string; heartbeatMs: number; at: string }
   | { type: 'RecordHeartbeat'; at: string }
   | { type: 'StopWorker'; at: string };
 
-export interface WorkerState {
-  exists: boolean;
-  workerId: string;
-  host: string;
-  pid: number;
-  role: string;
-  heartbeatMs: number;
-  startedAt: string | null;
-  lastHeartbeatAt: string | null;
-  stoppedAt: string | null;
-}
-
-export const initialWorkerState: WorkerState = {
-  exists: false,
-  workerId: '',
-  host: '',
-  pid: 0,
-  role: '',
-  heartbeatMs: 0,
-  startedAt: null,
-  lastHeartbeatAt: null,
-  stoppedAt: null,
-};
-
 export const workerStreamId = (workerId: string) => `worker-${workerId}`;
-
-export function evolveWorker(state: WorkerState, event: WorkerEvent): WorkerState {
-  switch (event.type) {
-    case 'WorkerStarted': {
-      const { workerId, host, pid, role, heartbeatMs, at } = event.data;
-      return { exists: true, workerId, host, pid, role, heartbeatMs, startedAt: at, lastHeartbeatAt: at, stoppedAt: null };
-    }
-    case 'WorkerHeartbeat':
-      return { ...state, lastHeartbeatAt: event.data.at };
-    case 'WorkerStopped':
-      return { ...state, stoppedAt: event.data.at };
-    default:
-      return state;
-  }
-}
 
 /** A worker id names one process incarnation: it starts once, beats until it stops, and never comes back. */
 export function decideWorker(command: WorkerCommand, state: WorkerState): WorkerEvent[] {
@@ -68,10 +30,3 @@ export function decideWorker(command: WorkerCommand, state: WorkerState): Worker
       return [{ type: 'WorkerStopped', data: { at: command.at } }];
   }
 }
-
-export const workerDecider: Decider<WorkerCommand, WorkerState, WorkerEvent> = {
-  initialState: initialWorkerState,
-  eventSchemas: workerEventSchemas,
-  evolve: evolveWorker,
-  decide: decideWorker,
-};

@@ -1,35 +1,61 @@
 import { DomainError } from '../../domain/shared/decider.js';
 import { roleAllows, type RequiredPermission, type Role } from '../../domain/shared/permissions.js';
-import { findApiKeyAuth, findCliTokenAuth, findMembership, findUserAuth, type SecretCredentialView } from '../../projections/users-auth.js';
-import type { ReadStore } from '../ports/read-store.js';
+import type { Authenticator as AuthenticatorPort, TokenIssuer } from '../ports/auth.js';
+import type { Clock } from '../ports/clock.js';
+import type { CredentialLookup, SecretCredentialView, UserAuthView } from '../ports/credentials.js';
+import { DEFAULT_UNVERIFIED_ACCOUNT_TTL_HOURS, unverifiedAccountExpired, unverifiedAccountExpiredError } from '../../domain/users/verification.js';
 import { API_KEY_PREFIX, CLI_TOKEN_PREFIX, parseSecretCredential, type Principal } from '../../domain/shared/principal.js';
 import { constantTimeEqual, sha256 } from './secrets.js';
-import type { TokenService } from './tokens.js';
 
 const unauthenticated = (message = 'a valid bearer credential is required') => new DomainError('UNAUTHENTICATED', message, 'unauthenticated');
 
+export interface AuthenticatorOptions {
+  /** UNVERIFIED_ACCOUNT_TTL_HOURS: an account that never verified its email stops authenticating after this. */
+  unverifiedAccountTtlHours?: number;
+}
+
 /** Turns an Authorization header into a Principal, and checks a permission for it. */
-export class Authenticator {
+export class Authenticator implements AuthenticatorPort {
+  private readonly unverifiedAccountTtlHours: number;
+
   constructor(
-    private readonly tokens: TokenService,
-    private readonly store: ReadStore,
-    private readonly now: () => Date,
-  ) {}
+    private readonly tokens: TokenIssuer,
+    private readonly credentials: CredentialLookup,
+    private readonly clock: Clock,
+    options: AuthenticatorOptions = {},
+  ) {
+    this.unverifiedAccountTtlHours = options.unverifiedAccountTtlHours ?? DEFAULT_UNVERIFIED_ACCOUNT_TTL_HOURS;
+  }
+
+  /** Every credential of an expired unverified account stops working, not only its password. */
+  private checkNotExpired(user: UserAuthView) {
+    const account = { verifiedOnce: user.accountVerified !== false, registeredAt: user.createdAt ?? null };
+    if (user.expired) throw unverifiedAccountExpiredError('unauthenticated');
+    if (unverifiedAccountExpired(account, this.clock.now().toISOString(), this.unverifiedAccountTtlHours)) throw unverifiedAccountExpiredError('unauthenticated');
+  }
+
+  /** A scope naming a deleted organization is the personal workspace, whatever the credential still says. */
+  private async liveScope(orgId: string | null, workspaceId: string | null): Promise<{ orgId: string | null; workspaceId: string | null }> {
+    if (orgId === null || (await this.credentials.organizationExists(orgId))) return { orgId, workspaceId };
+    return { orgId: null, workspaceId: null };
+  }
 
   async authenticate(header: string | undefined): Promise<Principal> {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
     if (!match) throw unauthenticated();
     const credential = match[1];
     const apiKey = parseSecretCredential(API_KEY_PREFIX, credential);
-    if (apiKey) return this.fromSecret('api_key', apiKey, await findApiKeyAuth(this.store, apiKey.id));
+    if (apiKey) return this.fromSecret('api_key', apiKey, await this.credentials.apiKey(apiKey.id));
     const cliToken = parseSecretCredential(CLI_TOKEN_PREFIX, credential);
-    if (cliToken) return this.fromSecret('cli_token', cliToken, await findCliTokenAuth(this.store, cliToken.id));
+    if (cliToken) return this.fromSecret('cli_token', cliToken, await this.credentials.cliToken(cliToken.id));
 
     const claims = await this.tokens.verify(credential);
     if (!claims) throw unauthenticated('the token is malformed, expired or not signed by us');
-    const user = await findUserAuth(this.store, claims.userId);
+    const user = await this.credentials.user(claims.userId);
     if (!user || claims.issuedAt < user.tokensValidAfter) throw unauthenticated('the token is no longer valid');
-    return { userId: claims.userId, orgId: claims.orgId, workspaceId: claims.workspaceId, credential: 'jwt', credentialId: null, scopes: null };
+    this.checkNotExpired(user);
+    const scope = await this.liveScope(claims.orgId, claims.workspaceId);
+    return { userId: claims.userId, ...scope, credential: 'jwt', credentialId: null, scopes: null };
   }
 
   private async fromSecret(
@@ -40,13 +66,13 @@ export class Authenticator {
     // Hash even when nothing is stored, so an unknown id costs the same as a wrong secret.
     const presentedHash = sha256(presented.secret);
     const valid = stored !== null && constantTimeEqual(presentedHash, stored.secretHash);
-    if (!valid || stored.revokedAt || (stored.expiresAt && Date.parse(stored.expiresAt) <= this.now().getTime())) throw unauthenticated();
-    const user = await findUserAuth(this.store, stored.userId);
+    if (!valid || stored.revokedAt || (stored.expiresAt && Date.parse(stored.expiresAt) <= this.clock.now().getTime())) throw unauthenticated();
+    const user = await this.credentials.user(stored.userId);
     if (!user) throw unauthenticated();
+    this.checkNotExpired(user);
     return {
       userId: stored.userId,
-      orgId: user.activeOrgId,
-      workspaceId: user.activeWorkspaceId,
+      ...(await this.liveScope(user.activeOrgId, user.activeWorkspaceId)),
       credential: kind,
       credentialId: stored._id,
       scopes: stored.scopes ?? null,
@@ -67,7 +93,7 @@ export class Authenticator {
       if (permission === 'owner') throw new DomainError('FORBIDDEN', 'only an organization owner may do this', 'forbidden');
       return null;
     }
-    const membership = await findMembership(this.store, scope, principal.userId);
+    const membership = await this.credentials.membership(scope, principal.userId);
     if (!membership) {
       if (orgId) throw new DomainError('ORGANIZATION_NOT_FOUND', 'organization not found', 'not_found');
       throw new DomainError('NOT_A_MEMBER', 'you are no longer a member of the active organization; switch organization', 'forbidden');

@@ -1,10 +1,11 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import type { SecretSealer } from '../ports/secret-sealer.js';
 
 /**
  * AES-256-GCM for secrets that must be read back (provider credentials, MCP env): stored in
  * events as `v1.<iv>.<tag>.<ciphertext>` (base64url), never in clear.
  */
-export class SealedBox {
+export class SealedBox implements SecretSealer {
   constructor(private readonly key: Buffer) {
     if (key.length !== 32) throw new Error('encryption key must be 32 bytes');
   }
@@ -25,8 +26,5 @@ export class SealedBox {
   }
 }
 
-/** What a read answers instead of a secret: enough to recognise it, not to use it. */
-export function mask(secret: string): string {
-  if (secret.length <= 8) return '••••';
-  return `${secret.slice(0, 4)}••••${secret.slice(-4)}`;
-}
+// Kept importable from here for the adapters; routes import it from commands/users-credentials.ts.
+export { mask } from '../../commands/users-credentials.js';

@@ -1,29 +1,25 @@
 import { SignJWT, jwtVerify, errors } from 'jose';
 import { randomUUID } from 'node:crypto';
+import type { TokenClaims, TokenIssuer, TokenSubject } from '../ports/auth.js';
+import { systemClock, type Clock } from '../ports/clock.js';
 
-export interface TokenClaims {
-  userId: string;
-  orgId: string | null;
-  workspaceId: string | null;
-  /** Issued-at, seconds: a password change invalidates tokens issued before it. */
-  issuedAt: number;
-}
+export type { TokenClaims } from '../ports/auth.js';
 
 /** Bearer JWTs (HS256) carrying the user and the active organization and workspace. */
 const VERIFIED_CACHE_LIMIT = 10_000;
 
-export class TokenService {
+export class TokenService implements TokenIssuer {
   /** Tokens already verified, with their expiry: a signature check costs more than the rest of a cheap request. */
   private readonly verified = new Map<string, { claims: TokenClaims; expiresAt: number }>();
 
   constructor(
     private readonly key: Buffer,
     readonly ttlSeconds: number,
-    private readonly now: () => Date = () => new Date(),
+    private readonly clock: Clock = systemClock,
   ) {}
 
-  async issue(subject: { userId: string; orgId: string | null; workspaceId: string | null }): Promise<{ token: string; expiresIn: number }> {
-    const iat = Math.floor(this.now().getTime() / 1000);
+  async issue(subject: TokenSubject): Promise<{ token: string; expiresIn: number }> {
+    const iat = Math.floor(this.clock.now().getTime() / 1000);
     const token = await new SignJWT({ org: subject.orgId, ws: subject.workspaceId })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(subject.userId)
@@ -39,7 +35,7 @@ export class TokenService {
   async verify(token: string): Promise<TokenClaims | null> {
     const cached = this.verified.get(token);
     if (cached) {
-      if (cached.expiresAt > this.now().getTime() / 1000) return cached.claims;
+      if (cached.expiresAt > this.clock.now().getTime() / 1000) return cached.claims;
       this.verified.delete(token);
       return null;
     }
@@ -53,7 +49,7 @@ export class TokenService {
 
   private async verifySignature(token: string): Promise<{ claims: TokenClaims; expiresAt: number } | null> {
     try {
-      const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], issuer: 'flowsvc', currentDate: this.now() });
+      const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], issuer: 'flowsvc', currentDate: this.clock.now() });
       if (typeof payload.sub !== 'string' || typeof payload.iat !== 'number' || typeof payload.exp !== 'number') return null;
       const claims = {
         userId: payload.sub,

@@ -1,4 +1,5 @@
 import type { Bus, Consumer, RunningConsumer } from '../ports/bus.js';
+import type { DeadLetterSink } from '../ports/dead-letters.js';
 import type { EventStore, EventSubscription } from '../ports/event-store.js';
 import type { Logger } from '../ports/logger.js';
 import type { CheckpointStore } from '../ports/read-store.js';
@@ -11,6 +12,8 @@ export interface EmbeddedBusOptions {
   /** Backoff when the subscription itself fails (store closed, disk error). */
   resubscribeBaseMs?: number;
   resubscribeMaxMs?: number;
+  /** Where dead letters are recorded; `detail()` adds their count to health. */
+  deadLetters?: DeadLetterSink & { detail?(): string };
 }
 
 export const checkpointKey = (consumerName: string) => `consumer:${consumerName}`;
@@ -52,7 +55,7 @@ export class EmbeddedBus implements Bus {
         try {
           subscription = this.eventStore.subscribe({ after, categories: consumer.categories });
           for await (const event of subscription) {
-            const outcome = await handleWithRetry(consumer, event, this.policy, log, abort.signal);
+            const outcome = await handleWithRetry(consumer, event, this.policy, log, abort.signal, this.options.deadLetters);
             if (outcome === 'aborted') break;
             await checkpoint.note(event.position);
             after = event.position;
@@ -89,7 +92,9 @@ export class EmbeddedBus implements Bus {
   }
 
   async health() {
-    return this.eventStore.health();
+    const health = await this.eventStore.health();
+    const letters = this.options.deadLetters?.detail?.() ?? '';
+    return letters ? { ...health, detail: `${health.detail ?? 'event log'}${letters}` } : health;
   }
 
   async close(): Promise<void> {

@@ -21,6 +21,16 @@ export interface KafkaRelayOptions {
   retryMaxMs?: number;
   /** How long stop() lets an in-flight send finish before cutting the connection. */
   stopGraceMs?: number;
+  /** Fence checked before every batch (the relay lease, relay-leader.ts); absent: always publish. */
+  mayPublish?: () => boolean;
+}
+
+/** The relay lost its lease between two batches: it must not publish another one. */
+export class RelayFencedError extends Error {
+  constructor() {
+    super('kafka relay: this process no longer holds the relay lease');
+    this.name = 'RelayFencedError';
+  }
 }
 
 export interface RelayStatus {
@@ -50,8 +60,8 @@ const nextMacrotask = () => new Promise<typeof NOT_READY>((resolve) => setImmedi
  * outage re-publishes from the last acknowledged event: nothing is skipped, some events may be
  * published twice (a retried send under a new producer id is not de-duplicated by the broker).
  * On any failure the producer is dropped and rebuilt after a capped, jittered backoff, forever:
- * an unreachable Kafka delays publication but never stops the process. Run it in one process
- * only (the composition root decides which): two relays would publish everything twice.
+ * an unreachable Kafka delays publication but never stops the process. One process at a time
+ * runs it: the holder of the relay lease (relay-leader.ts), which fences every batch.
  */
 export class KafkaRelay {
   private readonly log: Logger;
@@ -119,6 +129,13 @@ export class KafkaRelay {
         if (!signal.aborted) throw new Error('event store subscription ended unexpectedly');
       } catch (err) {
         if (signal.aborted) break;
+        if (err instanceof RelayFencedError) {
+          // Not a failure: the leader stops this relay at once; until then, publish nothing.
+          this.log.info({ position: this.state.position }, 'kafka relay: lease no longer held; batch not published');
+          await this.disconnect();
+          await sleep(this.options.retryMaxMs ?? 30_000, signal);
+          continue;
+        }
         const failures = ++this.state.failures;
         this.state.connected = false;
         this.state.lastError = err instanceof Error ? err.message : String(err);
@@ -200,6 +217,7 @@ export class KafkaRelay {
   private async publish(batch: Outgoing[]): Promise<void> {
     const { producer, admin } = this;
     if (!producer || !admin) throw new Error('kafka relay: not connected');
+    if (this.options.mayPublish && !this.options.mayPublish()) throw new RelayFencedError();
     // Map keeps first-seen order; messages of one stream share a topic and a partition, so
     // their relative order inside the request is their log order.
     const byTopic = new Map<string, Message[]>();

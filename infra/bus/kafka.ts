@@ -6,6 +6,9 @@ import type { Logger } from '../ports/logger.js';
 import type { CheckpointStore } from '../ports/read-store.js';
 import { KafkaRelay, type RelayStatus } from './kafka-relay.js';
 import { decodeEvent, ensureTopics, topicFor, DEFAULT_PARTITIONS, DEFAULT_TOPIC_PREFIX } from './kafka-topics.js';
+import { RelayLeader, type LeaderStatus } from './relay-leader.js';
+import type { LeaseStore } from '../ports/lease.js';
+import type { DeadLetterSink } from '../ports/dead-letters.js';
 import { backoffDelay, handleWithRetry, retryPolicy, sleep, type RetryPolicy } from './retry-handler.js';
 
 export interface KafkaBusOptions {
@@ -16,9 +19,17 @@ export interface KafkaBusOptions {
   replicationFactor?: number;
   logger: Logger;
   /** Given: this bus can run the relay (`startRelay()`); the composition root picks the process. */
-  relay?: { eventStore: EventStore; checkpoints: CheckpointStore; maxBatchEvents?: number };
+  relay?: {
+    eventStore: EventStore;
+    checkpoints: CheckpointStore;
+    maxBatchEvents?: number;
+    /** Given: the relay runs only while this process holds the relay lease (failover between workers). */
+    lease?: { store: LeaseStore; holder: string; failoverMs: number };
+  };
   /** Handler retries before an event is dead-lettered (see retry-handler.ts). */
   retry?: Partial<RetryPolicy>;
+  /** Where dead letters are recorded; `detail()` adds their count to health. */
+  deadLetters?: DeadLetterSink & { detail?(): string };
   /** kafkajs' own log threshold; its entries go to `logger` (default WARN). */
   kafkaLogLevel?: logLevel;
   /** Extra kafkajs client settings: ssl, sasl, timeouts, socketFactory. */
@@ -63,6 +74,7 @@ export class KafkaBus implements Bus {
   private readonly policy: RetryPolicy;
   private readonly running = new Set<RunningConsumer>();
   private readonly relay: KafkaRelay | null;
+  private readonly leader: RelayLeader | null = null;
   private admin: Promise<Admin> | null = null;
 
   constructor(private readonly options: KafkaBusOptions) {
@@ -79,6 +91,7 @@ export class KafkaBus implements Bus {
       retry: { initialRetryTime: 200, maxRetryTime: 5_000, retries: 5 },
       ...options.client,
     });
+    const lease = options.relay?.lease;
     this.relay = options.relay
       ? new KafkaRelay({
           kafka: this.kafka,
@@ -90,18 +103,23 @@ export class KafkaBus implements Bus {
           maxBatchEvents: options.relay.maxBatchEvents,
           retryBaseMs: options.reconnectBaseMs,
           retryMaxMs: options.reconnectMaxMs,
+          mayPublish: lease ? () => this.leader?.mayPublish() ?? false : undefined,
         })
       : null;
+    if (this.relay && lease) {
+      this.leader = new RelayLeader(this.relay, { leases: lease.store, holder: lease.holder, failoverMs: lease.failoverMs, logger: this.log });
+    }
   }
 
   /** Starts publishing the event log (returns at once; retries in the background). */
   startRelay(): void {
     if (!this.relay) throw new Error('KafkaBus was built without relay options');
-    this.relay.start();
+    if (this.leader) this.leader.start();
+    else this.relay.start();
   }
 
-  relayStatus(): RelayStatus | null {
-    return this.relay?.status() ?? null;
+  relayStatus(): (RelayStatus & { lease: LeaderStatus | null }) | null {
+    return this.relay ? { ...this.relay.status(), lease: this.leader?.status() ?? null } : null;
   }
 
   /** Returns at once: a broker that is down delays consumption, it does not fail the caller. */
@@ -152,7 +170,7 @@ export class KafkaBus implements Bus {
                   resolveOffset(message.offset);
                   continue;
                 }
-                const outcome = await handleWithRetry(consumer, event, this.policy, log, abort.signal);
+                const outcome = await handleWithRetry(consumer, event, this.policy, log, abort.signal, this.options.deadLetters);
                 if (outcome === 'aborted') break;
                 resolveOffset(message.offset);
                 await heartbeat();
@@ -198,8 +216,7 @@ export class KafkaBus implements Bus {
     probe.catch(() => undefined);
     try {
       const cluster = await Promise.race([probe, timeout]);
-      const relay = this.relay?.status();
-      const detail = `${cluster.brokers.length} broker(s)${relay ? `; relay at ${relay.position}${relay.connected ? '' : ' (not connected)'}` : ''}`;
+      const detail = `${cluster.brokers.length} broker(s)${this.relayDetail()}${this.options.deadLetters?.detail?.() ?? ''}`;
       return { ok: true, detail };
     } catch (err) {
       return { ok: false, detail: (err as Error).message };
@@ -210,10 +227,21 @@ export class KafkaBus implements Bus {
 
   async close(): Promise<void> {
     await Promise.all([...this.running].map((r) => r.stop()));
+    await this.leader?.stop();
     await this.relay?.stop();
     const admin = this.admin;
     this.admin = null;
     await admin?.then((a) => a.disconnect()).catch(() => undefined);
+  }
+
+  /** `; relay leader (lease token 3) at 120`, `; relay standby`, or `; relay at 120` without a lease. */
+  private relayDetail(): string {
+    const relay = this.relayStatus();
+    if (!relay) return '';
+    const where = `at ${relay.position}${relay.connected ? '' : ' (not connected)'}`;
+    if (!relay.lease) return `; relay ${where}`;
+    if (relay.lease.state !== 'leader') return `; relay ${relay.lease.state}`;
+    return `; relay leader (lease token ${relay.lease.token}) ${where}`;
   }
 
   private topicSettings() {

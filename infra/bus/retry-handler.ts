@@ -1,5 +1,6 @@
 import type { RecordedEvent } from '../../domain/shared/events.js';
 import type { Consumer } from '../ports/bus.js';
+import type { DeadLetter, DeadLetterSink } from '../ports/dead-letters.js';
 import type { Logger } from '../ports/logger.js';
 
 /**
@@ -7,10 +8,11 @@ import type { Logger } from '../ports/logger.js';
  *
  * A handler that throws is retried with exponential backoff, up to `maxAttempts` calls in all.
  * After the last failure the event is dead-lettered: logged at error level with
- * `deadLetter: true` (consumer, event id, type, stream, position, error) and skipped, so one
- * poisoned event cannot block its consumer (and every stream behind it) forever. There is no
- * dead-letter store: the event stays in the log, and an operator replays it by resetting the
- * consumer's checkpoint or by re-issuing the command once the cause is fixed.
+ * `deadLetter: true` (consumer, event id, type, stream, position, error), recorded durably through
+ * the bus's DeadLetterSink (a `deadletter-<id>` stream that operators list and retry through
+ * /admin/dead-letters), and skipped, so one poisoned event cannot block its consumer (and every
+ * stream behind it) forever. The event is skipped only once the record is stored: while the sink
+ * fails (event store down), recording is retried with backoff and the consumer waits.
  */
 export interface RetryPolicy {
   /** Total handler calls for one event, the first included. */
@@ -36,7 +38,9 @@ export async function handleWithRetry(
   policy: RetryPolicy,
   logger: Logger,
   signal?: AbortSignal,
+  deadLetters?: DeadLetterSink,
 ): Promise<HandleOutcome> {
+  let firstFailedAt: Date | null = null;
   for (let attempt = 1; ; attempt++) {
     try {
       await consumer.handle(event);
@@ -44,13 +48,30 @@ export async function handleWithRetry(
     } catch (err) {
       const where = { consumer: consumer.name, eventId: event.id, type: event.type, streamId: event.streamId, position: event.position };
       const error = err instanceof Error ? err.message : String(err);
+      firstFailedAt ??= new Date();
       if (attempt >= policy.maxAttempts) {
         logger.error({ ...where, attempts: attempt, error, deadLetter: true }, 'handler failed on every attempt; event dead-lettered and skipped');
-        return 'dead-lettered';
+        if (!deadLetters) return 'dead-lettered';
+        const letter = { consumer: consumer.name, event, error, attempts: attempt, firstFailedAt, lastFailedAt: new Date() };
+        return (await recordUntilStored(deadLetters, letter, policy, logger, signal)) ? 'dead-lettered' : 'aborted';
       }
       const delay = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
       logger.warn({ ...where, attempt, retryInMs: delay, error }, 'handler failed; retrying');
       if (!(await sleep(delay, signal))) return 'aborted';
+    }
+  }
+}
+
+/** False when the bus stopped first: the event is then neither recorded nor checkpointed, and comes back. */
+async function recordUntilStored(sink: DeadLetterSink, letter: DeadLetter, policy: RetryPolicy, logger: Logger, signal?: AbortSignal): Promise<boolean> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await sink.record(letter);
+      return true;
+    } catch (err) {
+      const delay = backoffDelay(attempt, policy.baseDelayMs, policy.maxDelayMs * 6);
+      logger.error({ consumer: letter.consumer, eventId: letter.event.id, attempt, retryInMs: delay, error: (err as Error).message }, 'dead letter could not be recorded; retrying');
+      if (!(await sleep(delay, signal))) return false;
     }
   }
 }

@@ -9,6 +9,7 @@ import {
   ConcurrencyError, type AppendResult, type EventStore, type EventSubscription, type ExpectedRevision, type NewEvent,
   type ReadAllOptions, type ReadStreamOptions, type SubscribeOptions,
 } from '../ports/event-store.js';
+import type { RetentionPolicies } from '../../domain/shared/retention.js';
 
 /*
  * Positions. The port speaks plain numbers; ESDB speaks {commit, prepare} BigInts. We expose
@@ -58,6 +59,8 @@ export interface EventStoreDbOptions {
   retries?: number;
   /** First backoff delay in ms; doubles per attempt, capped at 5 s. */
   backoffMs?: number;
+  /** Operational categories get `$maxCount`/`$maxAge` stream metadata on their first append by this process. */
+  retention?: RetentionPolicies;
 }
 
 /**
@@ -76,8 +79,11 @@ export class EventStoreDbEventStore implements EventStore {
   /** Backoff before retry number `attempt + 1`. */
   private readonly backoff: (attempt: number) => number;
 
+  private readonly retention: RetentionPolicies;
+
   constructor(connectionString: string, options: EventStoreDbOptions = {}) {
     this.client = EventStoreDBClient.connectionString(connectionString);
+    this.retention = options.retention ?? {};
     this.retries = options.retries ?? 5;
     this.backoff = (attempt) => Math.min((options.backoffMs ?? 100) * 2 ** attempt, 5000);
   }
@@ -93,8 +99,24 @@ export class EventStoreDbEventStore implements EventStore {
     }
   }
 
+  /** Streams whose `$maxCount`/`$maxAge` this process has already set (setting it again is harmless). */
+  private readonly retained = new Set<string>();
+
+  private async applyRetention(streamId: string): Promise<void> {
+    const policy = this.retention[categoryOf(streamId)];
+    if (!policy || this.retained.has(streamId)) return;
+    await this.withRetry(() =>
+      this.client.setStreamMetadata(streamId, {
+        ...(policy.maxCount !== undefined && { maxCount: policy.maxCount }),
+        ...(policy.maxAgeSeconds !== undefined && { maxAge: policy.maxAgeSeconds }),
+      }),
+    );
+    this.retained.add(streamId);
+  }
+
   async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     if (events.length === 0) throw new Error('append needs at least one event');
+    await this.applyRetention(streamId);
     const data = events.map((e) => {
       const uuid = UUID_RE.test(e.id) ? e.id : toUuid(e.id);
       const metadata: StoredMetadata = { ...e.metadata, schemaVersion: e.schemaVersion ?? 1 };

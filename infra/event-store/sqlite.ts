@@ -14,6 +14,7 @@ import {
   type ReadStreamOptions,
   type SubscribeOptions,
 } from '../ports/event-store.js';
+import type { RetentionPolicies, StreamRetention } from '../../domain/shared/retention.js';
 import { pollingSubscription } from './polling-subscription.js';
 import { RecentEvents } from './recent-events.js';
 
@@ -67,14 +68,34 @@ function toRecorded(row: Row): RecordedEvent {
  * process (the WAL is written before the append returns); only an OS crash can lose the last
  * transactions, which is the documented trade-off for throughput.
  */
+export interface SqliteEventStoreOptions {
+  /** Operational categories truncated like EventStoreDB's `$maxCount`/`$maxAge`; others are kept forever. */
+  retention?: RetentionPolicies;
+  /** Time for `maxAgeSeconds` (a test moves it); the system clock by default. */
+  now?: () => Date;
+  /** When set, `sweepRetention()` runs this often (the timer does not keep the process alive). */
+  sweepIntervalMs?: number;
+}
+
 export class SqliteEventStore implements EventStore {
   readonly adapter = 'sqlite';
   readonly db: Database.Database;
   private readonly appended = new EventEmitter();
   private readonly stmts;
   private readonly appendTransaction: Database.Transaction<typeof this.appendTx>;
+  private readonly retention: RetentionPolicies;
+  private readonly now: () => Date;
 
-  constructor(file: string) {
+  constructor(file: string, options: SqliteEventStoreOptions = {}) {
+    this.retention = options.retention ?? {};
+    this.now = options.now ?? (() => new Date());
+    if (options.sweepIntervalMs) {
+      const timer = setInterval(() => {
+        if (this.db.open) this.sweepRetention();
+      }, options.sweepIntervalMs);
+      timer.unref();
+      this.appended.once('closed', () => clearInterval(timer));
+    }
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
@@ -95,6 +116,15 @@ export class SqliteEventStore implements EventStore {
       ),
       all: this.db.prepare<[number, number], Row>('SELECT * FROM events WHERE position > ? ORDER BY position ASC LIMIT ?'),
       head: this.db.prepare<[], { p: number | null }>('SELECT MAX(position) AS p FROM events'),
+      truncateByCount: this.db.prepare<[string, number]>('DELETE FROM events WHERE stream_id = ? AND revision <= ?'),
+      // The newest event of a stream stays stored (reads hide it once too old) so that its revision keeps counting.
+      truncateByAge: this.db.prepare<[string, number, string]>(
+        "DELETE FROM events WHERE stream_id = ? AND revision < ? AND json_extract(metadata, '$.occurredAt') < ?",
+      ),
+      sweepCategory: this.db.prepare<[string, string, string]>(
+        `DELETE FROM events WHERE category = ? AND json_extract(metadata, '$.occurredAt') < ?
+           AND position NOT IN (SELECT MAX(position) FROM events WHERE category = ? GROUP BY stream_id)`,
+      ),
     };
     this.appendTransaction = this.db.transaction(this.appendTx);
   }
@@ -124,8 +154,33 @@ export class SqliteEventStore implements EventStore {
       // Parsed back, so readers get exactly what a read from the table would give them.
       recorded.push({ id: e.id, type: e.type, streamId, revision, position, schemaVersion, data: JSON.parse(data), metadata: JSON.parse(metadata) });
     }
+    const policy = this.retention[category];
+    if (policy) this.truncate(streamId, revision, policy);
     return { revision, position, recorded };
   };
+
+  /** Runs inside the append's transaction, so a stream is never seen longer than its retention allows. */
+  private truncate(streamId: string, lastRevision: number, policy: StreamRetention): void {
+    if (policy.maxCount !== undefined) this.stmts.truncateByCount.run(streamId, lastRevision - policy.maxCount);
+    if (policy.maxAgeSeconds !== undefined) this.stmts.truncateByAge.run(streamId, lastRevision, this.cutoff(policy.maxAgeSeconds));
+  }
+
+  private cutoff(maxAgeSeconds: number): string {
+    return new Date(this.now().getTime() - maxAgeSeconds * 1000).toISOString();
+  }
+
+  /**
+   * Removes what `maxAgeSeconds` expired in streams nobody appends to any more (a stopped worker's
+   * heartbeats); each stream keeps its newest event. Returns how many events were removed.
+   */
+  sweepRetention(): number {
+    let removed = 0;
+    for (const [category, policy] of Object.entries(this.retention)) {
+      if (policy.maxAgeSeconds === undefined) continue;
+      removed += this.stmts.sweepCategory.run(category, this.cutoff(policy.maxAgeSeconds), category).changes;
+    }
+    return removed;
+  }
 
   async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     if (events.length === 0) throw new Error('append needs at least one event');
@@ -141,7 +196,10 @@ export class SqliteEventStore implements EventStore {
       options.direction === 'backwards'
         ? this.stmts.backwards.all(streamId, options.fromRevision ?? Number.MAX_SAFE_INTEGER, max)
         : this.stmts.forwards.all(streamId, options.fromRevision ?? 0, max);
-    return rows.map(toRecorded);
+    const maxAge = this.retention[categoryOf(streamId)]?.maxAgeSeconds;
+    if (maxAge === undefined) return rows.map(toRecorded);
+    const cutoff = this.cutoff(maxAge);
+    return rows.map(toRecorded).filter((e) => e.metadata.occurredAt >= cutoff);
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {

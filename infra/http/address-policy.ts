@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import type { AddressClass } from '../ports/outbound-http.js';
 
 /**
  * Which IP addresses outbound HTTP may reach when private networks are not allowed (DESIGN.md
@@ -8,16 +9,7 @@ import { isIP } from 'node:net';
  * ::ffff:a.b.c.d, compatible ::a.b.c.d, NAT64 64:ff9b::/96, 6to4 2002::/16) are judged by the
  * embedded address.
  */
-export type AddressClass =
-  | 'public'
-  | 'private'
-  | 'loopback'
-  | 'link_local'
-  | 'cgnat'
-  | 'multicast'
-  | 'unspecified'
-  | 'reserved'
-  | 'invalid';
+export type { AddressClass };
 
 type Range = [base: number, bits: number, cls: AddressClass];
 

@@ -3,6 +3,7 @@ import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders 
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { classifyAddress, isRefusedAddress } from './address-policy.js';
+import { OutboundError, type OutboundHttp, type OutboundInit, type OutboundResponse } from '../ports/outbound-http.js';
 
 export { classifyAddress, isRefusedAddress, type AddressClass } from './address-policy.js';
 
@@ -22,61 +23,10 @@ export { classifyAddress, isRefusedAddress, type AddressClass } from './address-
  * - the body is capped at `maxResponseBytes`: beyond it OUTBOUND_RESPONSE_TOO_LARGE, or with
  *   `truncate: true` the first bytes and `truncated: true`.
  */
-export type OutboundErrorCode =
-  | 'OUTBOUND_INVALID_URL'
-  | 'OUTBOUND_ADDRESS_REFUSED'
-  | 'OUTBOUND_DNS_FAILED'
-  | 'OUTBOUND_TIMEOUT'
-  | 'OUTBOUND_ABORTED'
-  | 'OUTBOUND_TOO_MANY_REDIRECTS'
-  | 'OUTBOUND_RESPONSE_TOO_LARGE'
-  | 'OUTBOUND_NETWORK_ERROR';
-
-export class OutboundError extends Error {
-  constructor(
-    readonly code: OutboundErrorCode,
-    message: string,
-    readonly details: Record<string, unknown> = {},
-  ) {
-    super(message);
-    this.name = code === 'OUTBOUND_ABORTED' ? 'AbortError' : 'OutboundError';
-  }
-}
+export { OutboundError, type OutboundErrorCode, type OutboundInit, type OutboundResponse } from '../ports/outbound-http.js';
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_REDIRECTS = 5;
-
-export interface OutboundInit {
-  method?: string;
-  headers?: Record<string, string>;
-  body?: string | Buffer;
-  /** Milliseconds for the whole exchange, redirects included. */
-  timeoutMs: number;
-  signal?: AbortSignal;
-  allowPrivateNetwork: boolean;
-  maxResponseBytes?: number;
-  /** Keep the first maxResponseBytes and say so, instead of failing. */
-  truncate?: boolean;
-  maxRedirects?: number;
-  /**
-   * A further check every address must pass, whatever allowPrivateNetwork says (an allowlist a
-   * caller wants; tests use it to see redirect hops checked on loopback).
-   */
-  addressAllowed?: (address: string) => boolean;
-}
-
-export interface OutboundResponse {
-  status: number;
-  /** Lower-case names; repeated headers joined with ', '. */
-  headers: Record<string, string>;
-  body: Buffer;
-  truncated: boolean;
-  /** The URL that answered (after redirects). */
-  url: string;
-  redirects: number;
-  /** The IP address connected to. */
-  address: string;
-}
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
@@ -257,3 +207,6 @@ export async function outboundFetch(rawUrl: string, init: OutboundInit): Promise
     throw new OutboundError('OUTBOUND_NETWORK_ERROR', `the request failed: ${(err as Error).message}`, { cause: (err as NodeJS.ErrnoException).code });
   }
 }
+
+/** The outbound HTTP port's adapter. */
+export const outboundHttp: OutboundHttp = { fetch: outboundFetch, classifyAddress };

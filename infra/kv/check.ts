@@ -4,7 +4,10 @@ import { createClient } from 'redis';
 import { DomainError } from '../../domain/shared/decider.js';
 import { classifyAddress, isRefusedAddress } from '../http/address-policy.js';
 import { maskCredentials } from '../mcp/client-errors.js';
-import { parseRedisUrl, type RedisTarget } from './redis-url.js';
+import { parseRedisUrl, type RedisTarget } from '../../domain/kv/index.js';
+import type { KvCheckResult } from '../ports/kv.js';
+
+export type { KvCheckResult } from '../ports/kv.js';
 
 /**
  * Validating a key-value store connection (POST /kv/validate and the first step of
@@ -14,21 +17,6 @@ import { parseRedisUrl, type RedisTarget } from './redis-url.js';
  * Every failure is a DomainError with a stable code and the field `body.url`; nothing echoes the
  * password.
  */
-export interface KvCheckResult {
-  url: string;
-  host: string;
-  port: number;
-  tls: boolean;
-  db: number;
-  address: string;
-  serverVersion: string | null;
-  mode: string | null;
-  /** Round trip of one PING on the open connection. */
-  latencyMs: number;
-  /** TCP (+TLS) connect, HELLO/AUTH and SELECT. */
-  connectMs: number;
-}
-
 export interface KvCheckOptions {
   allowPrivateNetwork: boolean;
   timeoutMs: number;

@@ -2,12 +2,25 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { Config } from '../config.js';
 import { McpClientError, toClientError } from './client-errors.js';
 import { capResourceContents, capToolContent, type ResourceItem } from './client-limits.js';
 import { openTransport, type OpenedClient } from './transport-open.js';
 
+import type {
+  McpCallOptions,
+  McpClient,
+  McpConnection,
+  McpEndpoint,
+  McpResourceContents,
+  McpResourceList,
+  McpServerIdentity,
+  McpToolInfo,
+  McpToolResult,
+} from '../ports/mcp.js';
+
 export { McpClientError } from './client-errors.js';
-export { isStdioCommandAllowed, stdioEnvironment } from './stdio-policy.js';
+export type { McpCallOptions, McpConnection, McpEndpoint, McpResourceContents, McpResourceList, McpServerIdentity, McpToolInfo, McpToolResult, McpTransportKind } from '../ports/mcp.js';
 
 /**
  * The MCP client wrapper: one connection to one MCP server over the official SDK, with the
@@ -15,15 +28,6 @@ export { isStdioCommandAllowed, stdioEnvironment } from './stdio-policy.js';
  * and a single `onClose(reason)` when the connection is lost without our close().
  * Connections are per process; the MCP context (worker role) owns them.
  */
-export type McpTransportKind = 'stdio' | 'http' | 'sse';
-export interface McpEndpoint {
-  transport: McpTransportKind;
-  command?: string;
-  args?: string[];
-  env?: Record<string, string>;
-  url?: string;
-  headers?: Record<string, string>;
-}
 export interface McpClientOptions {
   allowPrivateNetwork: boolean;
   stdioAllowlist: string[];
@@ -34,51 +38,6 @@ export interface McpClientOptions {
   onClose(reason: string): void;
   /** The server said its tool list changed (`notifications/tools/list_changed`, debounced). */
   onToolsChanged?(): void;
-}
-export interface McpServerIdentity {
-  name: string;
-  version: string;
-  protocolVersion?: string;
-  capabilities: Record<string, unknown>;
-  transportUsed: McpTransportKind;
-  instructions?: string;
-}
-export interface McpToolInfo {
-  name: string;
-  title?: string;
-  description?: string;
-  inputSchema: unknown;
-  outputSchema?: unknown;
-  annotations?: unknown;
-}
-export interface McpToolResult {
-  content: unknown[];
-  text: string;
-  isError: boolean;
-  structuredContent?: unknown;
-  durationMs: number;
-  truncated: boolean;
-}
-export interface McpResourceList {
-  resources: Array<{ uri: string; name?: string; mimeType?: string; description?: string }>;
-  resourceTemplates: Array<{ uriTemplate: string; name?: string; mimeType?: string; description?: string }>;
-}
-export interface McpResourceContents {
-  contents: Array<{ uri: string; mimeType?: string; text?: string; blob?: string }>;
-  truncated: boolean;
-}
-export interface McpCallOptions {
-  timeoutMs: number;
-  signal?: AbortSignal;
-  onProgress?: (p: { progress: number; total?: number; message?: string }) => void;
-}
-export interface McpConnection {
-  identity: McpServerIdentity;
-  listTools(): Promise<McpToolInfo[]>;
-  callTool(name: string, args: Record<string, unknown>, opts: McpCallOptions): Promise<McpToolResult>;
-  listResources(): Promise<McpResourceList>;
-  readResource(uri: string, opts: { timeoutMs: number }): Promise<McpResourceContents>;
-  close(): Promise<void>;
 }
 
 /** Progress tokens we hand out: their notifications are dispatched by us, never by the SDK. */
@@ -365,4 +324,23 @@ export async function openMcpConnection(endpoint: McpEndpoint, options: McpClien
     maxMessageBytes: Math.max(16 * 1024 * 1024, options.maxResultBytes * 4),
   });
   return new Connection(opened, options);
+}
+
+/**
+ * The McpClient port with the operator's rules and limits bound in (the container wires it). The
+ * settings are read at each open: a connect after the operator changed them applies the new ones.
+ */
+export function createMcpClient(config: Pick<Config, 'ALLOW_PRIVATE_NETWORK' | 'MCP_STDIO_ALLOWLIST' | 'MCP_CONNECT_TIMEOUT_MS' | 'MCP_MAX_RESULT_BYTES' | 'MCP_PING_INTERVAL_MS'>): McpClient {
+  return {
+    open: (endpoint, hooks) =>
+      openMcpConnection(endpoint, {
+        allowPrivateNetwork: config.ALLOW_PRIVATE_NETWORK,
+        stdioAllowlist: config.MCP_STDIO_ALLOWLIST,
+        connectTimeoutMs: config.MCP_CONNECT_TIMEOUT_MS,
+        maxResultBytes: config.MCP_MAX_RESULT_BYTES,
+        pingIntervalMs: config.MCP_PING_INTERVAL_MS,
+        onClose: hooks.onClose,
+        onToolsChanged: hooks.onToolsChanged,
+      }),
+  };
 }

@@ -1,48 +1,11 @@
-import type { Services } from '../ports/services.js';
-import { openMcpConnection, type McpConnection, type McpEndpoint } from './client.js';
+import type { HeldConnection, LostListener, McpClient, McpEndpoint, McpRuntime, ToolsChangedListener } from '../ports/mcp.js';
 
-/** An open connection and the id of the connect request that opened it (a loss names it). */
-export interface HeldConnection {
-  connectionId: string;
-  connection: McpConnection;
-  /** JSON of the tool list last recorded from this connection (a refresh that finds the same records nothing). */
-  lastTools?: string;
-}
-
-export type LostListener = (serverId: string, connectionId: string, reason: string) => void;
-export type ToolsChangedListener = (serverId: string, held: HeldConnection) => void;
-
-/** What the MCP context keeps per process (open connections, background jobs, reconnect timers); closed with the services. */
-export interface McpRuntime {
-  readonly closed: boolean;
-  get(serverId: string): HeldConnection | undefined;
-  /** Opens (or joins the opening of) the server's connection; replaces a held one with another id. */
-  open(serverId: string, connectionId: string, endpoint: McpEndpoint): Promise<HeldConnection>;
-  /** Closes our connection to the server, if any (no loss is reported). */
-  drop(serverId: string): Promise<void>;
-  /** Who hears about connections lost without our close() (the worker's consumer). */
-  onLost(listener: LostListener): void;
-  /** Who hears that a server's tool list changed (`notifications/tools/list_changed`). */
-  onToolsChanged(listener: ToolsChangedListener): void;
-  /** Background work that must finish (or be cut short) before the stores close. */
-  track(work: Promise<unknown>): void;
-  /** One timer per key; a later schedule replaces it. */
-  schedule(key: string, delayMs: number, fn: () => void): void;
-  cancel(key: string): void;
-  /**
-   * Sleeps up to `ms`, or less when `wake(key)` is called in this process: a waiter for an outcome
-   * that this process's worker appends is answered at once instead of at its next poll. Polling
-   * stays the rule (the outcome may come from another process); this is only a shortcut.
-   */
-  nap(key: string, ms: number, signal?: AbortSignal): Promise<void>;
-  wake(key: string): void;
-  /** Closes every connection (stdio children die), clears timers, waits for background work. */
-  close(): Promise<void>;
-}
+export type { HeldConnection, LostListener, McpRuntime, ToolsChangedListener } from '../ports/mcp.js';
 
 const CLOSE_WAIT_MS = 5_000;
 
-export function createMcpRuntime(services: () => Services): McpRuntime {
+/** The McpRuntime port: this process's connections (opened through the client port), timers and background work. */
+export function createMcpRuntime(client: McpClient): McpRuntime {
   const held = new Map<string, HeldConnection>();
   const opening = new Map<string, { connectionId: string; promise: Promise<HeldConnection> }>();
   const work = new Set<Promise<unknown>>();
@@ -53,14 +16,8 @@ export function createMcpRuntime(services: () => Services): McpRuntime {
   let closed = false;
 
   async function doOpen(serverId: string, connectionId: string, endpoint: McpEndpoint): Promise<HeldConnection> {
-    const { config } = services();
     let entry: HeldConnection | null = null;
-    const connection = await openMcpConnection(endpoint, {
-      allowPrivateNetwork: config.ALLOW_PRIVATE_NETWORK,
-      stdioAllowlist: config.MCP_STDIO_ALLOWLIST,
-      connectTimeoutMs: config.MCP_CONNECT_TIMEOUT_MS,
-      maxResultBytes: config.MCP_MAX_RESULT_BYTES,
-      pingIntervalMs: config.MCP_PING_INTERVAL_MS,
+    const connection = await client.open(endpoint, {
       onClose(reason) {
         if (entry && held.get(serverId) === entry) {
           held.delete(serverId);

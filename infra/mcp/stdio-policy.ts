@@ -1,27 +1,9 @@
-import { basename } from 'node:path';
-
 /**
- * What a stdio MCP server may run and what it inherits. A stdio server is a command run on the
- * service's host, so only commands the operator listed (MCP_STDIO_ALLOWLIST) may be started, and
- * the child sees only the variables its registration names plus a safe minimum: the service's own
- * secrets (JWT key, database URLs, provider keys) never reach it.
+ * What a stdio MCP server inherits. A stdio server is a command run on the service's host: the
+ * child sees only the variables its registration names plus a safe minimum, so the service's own
+ * secrets (JWT key, database URLs, provider keys) never reach it. Which commands may run at all is
+ * the operator's allowlist, a pure rule: domain/mcp/stdio-policy.ts.
  */
-
-/**
- * An allowlist entry matches the command exactly, or, when the entry has no '/', the command's
- * basename (entry `node` allows `node` and `/usr/bin/node`; entry `/usr/bin/node` allows only
- * that path). An empty allowlist allows nothing.
- */
-export function isStdioCommandAllowed(command: string, allowlist: string[]): boolean {
-  if (typeof command !== 'string' || command.trim() === '' || command.includes('\0')) return false;
-  const base = basename(command);
-  return allowlist.some((raw) => {
-    const entry = raw.trim();
-    if (entry === '') return false;
-    if (entry === command) return true;
-    return !entry.includes('/') && entry === base;
-  });
-}
 
 /**
  * The variables passed from the service's environment when they exist: enough for a program to be

@@ -5,7 +5,8 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { OutboundError } from '../http/outbound.js';
 import { McpClientError, maskCredentials, toClientError } from './client-errors.js';
-import { isStdioCommandAllowed, stdioEnvironment } from './stdio-policy.js';
+import { isStdioCommandAllowed } from '../../domain/mcp/stdio-policy.js';
+import { stdioEnvironment } from './stdio-policy.js';
 import { guardedFetch, type GuardedFetch } from './transport-fetch.js';
 
 /**

@@ -1,4 +1,5 @@
 import type { Config } from '../config.js';
+import { EmbeddingsError, type EmbeddingsClient } from '../ports/embeddings.js';
 
 /**
  * Client of an OpenAI-compatible embeddings endpoint (`POST <MEMORY_EMBEDDINGS_URL>/embeddings`
@@ -6,19 +7,6 @@ import type { Config } from '../config.js';
  * server, Ollama's /v1. The URL is the operator's configuration, not user input, so it is called
  * directly (like the LLM providers' base URLs), not through the outbound guard.
  */
-export interface EmbeddingsClient {
-  readonly model: string;
-  embed(texts: string[], signal?: AbortSignal): Promise<number[][]>;
-}
-
-export class EmbeddingsError extends Error {
-  readonly code = 'EMBEDDINGS_FAILED';
-  constructor(message: string) {
-    super(message);
-    this.name = 'EmbeddingsError';
-  }
-}
-
 type EmbeddingsConfig = Pick<Config, 'MEMORY_EMBEDDINGS_URL' | 'MEMORY_EMBEDDINGS_API_KEY' | 'MEMORY_EMBEDDINGS_MODEL' | 'MEMORY_EMBEDDINGS_TIMEOUT_MS'>;
 
 const clients = new WeakMap<object, EmbeddingsClient | null>();

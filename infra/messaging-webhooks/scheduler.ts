@@ -1,12 +1,14 @@
+import type { DeliveryTimers } from '../ports/messaging-webhooks.js';
+
 /**
  * The per-process timer wheel of webhook attempts: one timer per delivery armed for its next
  * attempt, and at most `concurrency` attempts in flight (the rest wait in arrival order). It holds
  * no truth: every attempt re-reads its delivery's stream, so a stale or repeated arming is harmless,
- * and a lost one (crash) is found again by the sweep (runtime.ts).
+ * and a lost one (crash) is found again by the sweep (consumers/messaging-webhooks-sweep.ts).
  */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-export class DeliveryScheduler {
+export class DeliveryScheduler implements DeliveryTimers {
   private readonly armed = new Map<string, { timer: NodeJS.Timeout; dueAt: number }>();
   private readonly inFlight = new Set<string>();
   /** Armings asked for while the delivery's attempt was running: applied when it ends. */

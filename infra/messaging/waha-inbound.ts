@@ -1,7 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Ack, ChatMessage, SessionStatus } from '../../domain/messaging/events.js';
 import { SESSION_STATUSES } from '../../domain/messaging/events.js';
-import { wahaId } from './waha-provider.js';
+import type { InboundChange, ProviderInbound } from '../ports/messaging-provider.js';
+import { meOf, wahaId } from './waha-provider.js';
 
 /** WAHA signs each event: `X-Webhook-Hmac` = hex HMAC-SHA512 of the raw body with the configured key. */
 export function wahaSignatureOf(body: string, key: string): string {
@@ -49,5 +50,38 @@ export function receivedMessageOf(payload: Record<string, unknown>, self: string
     fromMe: false,
     replyTo,
     groupId: isGroup ? from : null,
+  };
+}
+
+/**
+ * WAHA's inbound webhook behind the ProviderInbound port: `session.status` → a status change (with
+ * who the session is paired as, when WAHA says so), `message` → a received message, `message.ack`
+ * → an ack. Anything else is not ours to record.
+ */
+export function wahaInbound(hmacKey: string | undefined): ProviderInbound {
+  return {
+    verify: (rawBody, signature) => Boolean(hmacKey) && verifyWahaSignature(rawBody, hmacKey!, signature),
+    translate(envelope, self, now): InboundChange | null {
+      const { payload } = envelope;
+      switch (envelope.event) {
+        case 'session.status': {
+          const status = statusOf(payload.status);
+          if (!status) return null;
+          const me = status === 'WORKING' ? (meOf(payload.me) ?? meOf(envelope.me)) : undefined;
+          return me ? { type: 'status', status, me } : { type: 'status', status };
+        }
+        case 'message': {
+          const message = receivedMessageOf(payload, self, now);
+          return message ? { type: 'message', message } : null;
+        }
+        case 'message.ack': {
+          const ack = ackOf(payload);
+          const messageId = wahaId(payload.id);
+          return ack && messageId ? { type: 'ack', messageId, ack } : null;
+        }
+        default:
+          return null;
+      }
+    },
   };
 }

@@ -22,7 +22,8 @@ export function wahaId(value: unknown): string | null {
 
 const asStatus = (value: unknown): SessionStatus => (SESSION_STATUSES as readonly string[]).includes(String(value)) ? (value as SessionStatus) : 'FAILED';
 
-function meOf(value: unknown): { id: string; pushName?: string } | undefined {
+/** WAHA's `me` (who the session is paired as), or undefined when it is missing or malformed. */
+export function meOf(value: unknown): { id: string; pushName?: string } | undefined {
   if (!value || typeof value !== 'object') return undefined;
   const id = wahaId((value as { id?: unknown }).id);
   if (!id) return undefined;

@@ -44,6 +44,8 @@ export interface EventSubscription extends AsyncIterable<RecordedEvent> {
   close(): Promise<void>;
 }
 
+export type { RetentionPolicies, StreamRetention } from '../../domain/shared/retention.js';
+
 export interface EventStore {
   readonly adapter: string;
   append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;

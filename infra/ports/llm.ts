@@ -1,7 +1,8 @@
 /**
  * The LLM port: one way to put messages to a model and get text, usage and cost back, whatever
  * the provider. Adapters live in infra/llm/ (OpenAI-compatible, Anthropic, Gemini, offline);
- * `llmProviderFor` in infra/llm/registry.ts picks one with the caller's credentials.
+ * `LlmGateway` (below; infra/llm/registry.ts, wired by the container) picks one with the caller's
+ * credentials. Budgets are not the gateway's business: commands/orgs-budget.ts decides them.
  *
  * Contract every adapter keeps (test/contract/llm.test.ts runs it against each):
  * - `usage` comes from the provider's answer, normalised: `promptTokens` is every input token
@@ -19,7 +20,7 @@
  * - With `stream: true` the text arrives through `onDelta` as it is generated; the promise
  *   still resolves with the whole text and the final usage.
  */
-export { LlmAbortError, LlmProviderError, isLlmAbort, isLlmProviderError, type LlmErrorCode } from '../llm/errors.js';
+export { LlmAbortError, LlmProviderError, isLlmAbort, isLlmProviderError, type LlmErrorCode } from './llm-errors.js';
 
 export const LLM_PROVIDER_IDS = ['openai', 'anthropic', 'google', 'openai_compatible', 'offline'] as const;
 export type LlmProviderId = (typeof LLM_PROVIDER_IDS)[number];
@@ -79,4 +80,87 @@ export interface LlmProvider {
   complete(request: LlmRequest): Promise<LlmResult>;
   /** Model ids the provider offers now, from its list endpoint; absent when it has none. */
   listModels?(signal?: AbortSignal): Promise<string[]>;
+}
+
+export const LLM_PROVIDER_NAMES: Record<LlmProviderId, string> = {
+  openai: 'OpenAI',
+  anthropic: 'Anthropic',
+  google: 'Google Gemini',
+  openai_compatible: 'OpenAI-compatible server (vLLM, llama.cpp, Ollama)',
+  offline: 'Offline (deterministic, no network; for tests, demos and dry runs)',
+};
+
+/**
+ * Whose credentials: the principal's active organization, or null for the personal workspace;
+ * `userId` (optional) is the user whose own credentials apply in the personal workspace.
+ */
+export interface LlmCaller {
+  orgId: string | null;
+  userId?: string | null;
+}
+
+export type CredentialSource = 'organization' | 'user' | 'environment' | 'builtin';
+
+export interface ResolvedCredential {
+  apiKey: string | null;
+  baseUrl: string;
+  source: CredentialSource;
+}
+
+export interface LlmCredentials {
+  byProvider: Partial<Record<LlmProviderId, ResolvedCredential>>;
+  /** Set when the organization's or user's credentials exist but cannot be opened (ENCRYPTION_KEY changed). */
+  problem: string | null;
+}
+
+export interface LlmCallLimits {
+  timeoutMs: number;
+  maxRetries: number;
+}
+
+export interface ProviderModels {
+  id: LlmProviderId;
+  configured: boolean;
+  /** `provider`: its list endpoint answered; `price_table`: not configured or the list call failed; `builtin`: offline. */
+  source: 'provider' | 'price_table' | 'builtin';
+  models: string[];
+  anyModel: boolean;
+  /** Why the provider's own list is not shown, when it was asked and failed. */
+  error?: string;
+}
+
+/**
+ * What commands, consumers and routes use to reach a model: the provider with the caller's
+ * credentials (organization in its workspace, else the user's own, else the service's), and the
+ * catalogue of known models.
+ */
+export interface LlmGateway {
+  credentials(caller: LlmCaller): Promise<LlmCredentials>;
+  /**
+   * Throws LlmProviderError PROVIDER_NOT_CONFIGURED when no credential covers `provider`. Pass
+   * `credentials` when they were already read for this request.
+   */
+  providerFor(caller: LlmCaller, provider: LlmProviderId, options?: { credentials?: LlmCredentials; limits?: Partial<LlmCallLimits> }): Promise<LlmProvider>;
+  listModels(caller: LlmCaller, only?: readonly LlmProviderId[]): Promise<ProviderModels[]>;
+  /** Models known without asking the provider (the price table); `anyModel` providers accept any name. */
+  catalogue(provider: LlmProviderId): { models: string[]; anyModel: boolean };
+  isKnownModel(provider: LlmProviderId, model: string): boolean;
+}
+
+/** A credential as stored (organization's or user's), already opened. */
+export interface StoredLlmCredential {
+  provider: string;
+  apiKey: string;
+  baseUrl: string | null;
+  updatedAt: string;
+}
+
+/**
+ * The gateway's read-side lookups, implemented by the query functions of
+ * projections/orgs-queries.ts and projections/users-llm-credentials.ts, wired in the container.
+ * Either may throw when a sealed key cannot be opened.
+ */
+export interface LlmCredentialLookup {
+  organization(orgId: string): Promise<StoredLlmCredential[]>;
+  user(userId: string): Promise<StoredLlmCredential[]>;
 }

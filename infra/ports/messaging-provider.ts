@@ -1,4 +1,4 @@
-import type { ChatGroup, ProviderKind, SessionStatus } from '../../domain/messaging/events.js';
+import type { Ack, ChatGroup, ChatMessage, ProviderKind, SessionStatus } from '../../domain/messaging/events.js';
 
 /**
  * The messaging network behind a session. Two adapters: `embedded` (a network among this service's
@@ -72,4 +72,38 @@ export class ProviderError extends Error {
     super(message);
     this.name = 'ProviderError';
   }
+}
+
+/** An event a provider pushed to us, as its inbound route received it (WAHA: `{event, session, payload, me}`). */
+export interface InboundEnvelope {
+  event: string;
+  payload: Record<string, unknown>;
+  me?: unknown;
+}
+
+/** What an inbound provider event means for the session, in our terms. */
+export type InboundChange =
+  | { type: 'status'; status: SessionStatus; me?: { id: string; pushName?: string } }
+  | { type: 'message'; message: ChatMessage }
+  | { type: 'ack'; messageId: string; ack: Ack };
+
+/** The provider's side of its inbound webhook: who may post to it, and how its wire format reads. */
+export interface ProviderInbound {
+  /** Whether `signature` authenticates these exact bytes; always false when no key is configured. */
+  verify(rawBody: string, signature: string | undefined): boolean;
+  /**
+   * The change an event asks for, or null for one we do not record (another event type, our own
+   * message echoed back, a malformed payload). `self` is the session's own id on the network.
+   */
+  translate(envelope: InboundEnvelope, self: string | null, now: Date): InboundChange | null;
+}
+
+/** The messaging providers of this process (stateless adapters; every fact lives in events). */
+export interface MessagingProviders {
+  /** The adapter for a provider kind; throws MESSAGING_PROVIDER_UNAVAILABLE when it is not configured. */
+  provider(kind: ProviderKind): MessagingProvider;
+  available(kind: ProviderKind): boolean;
+  /** WAHA's inbound webhook; present whether or not a WAHA server is configured (it then refuses every signature). */
+  inbound(kind: 'waha'): ProviderInbound;
+  close(): Promise<void>;
 }

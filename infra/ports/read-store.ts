@@ -7,8 +7,12 @@ export type Doc = { _id: string } & Record<string, unknown>;
 export type Filter = Record<string, unknown>;
 export type Sort = Record<string, 1 | -1>;
 export type Projection = Record<string, 0 | 1>;
-/** Update operators the projections may use. */
-export type Update = Partial<Record<'$set' | '$unset' | '$inc' | '$push' | '$pull' | '$addToSet' | '$setOnInsert' | '$min' | '$max', Record<string, unknown>>>;
+/** Update operators the projections may use (their rules are the documents context's). */
+import type { Update } from '../../domain/documents/update-operators.js';
+export type { Update };
+/** What both adapters refuse in a filter, an update or a projection (thrown by either adapter). */
+export { ForbiddenOperatorError, UnsupportedError } from '../../domain/documents/store-rules.js';
+export { UpdateError } from '../../domain/documents/update-operators.js';
 
 export interface FindOptions {
   sort?: Sort;

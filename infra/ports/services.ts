@@ -3,15 +3,21 @@ import type { Bus } from './bus.js';
 import type { EventStore } from './event-store.js';
 import type { Logger } from './logger.js';
 import type { CheckpointStore, ReadStore } from './read-store.js';
-import type { ProjectionRunner } from '../projection-runner.js';
-import type { Authenticator } from '../auth/authenticator.js';
-import type { SealedBox } from '../auth/sealed-box.js';
-import type { TokenService } from '../auth/tokens.js';
+import type { Projections } from './projections.js';
+import type { MemoryPorts } from './memory.js';
+import type { Authenticator, TokenIssuer } from './auth.js';
+import type { SecretSealer } from './secret-sealer.js';
 import type { Mailer } from './mailer.js';
-import type { RateLimiter } from '../rate-limiter.js';
-import type { McpRuntime } from '../mcp/runtime.js';
-import type { MessagingRuntime } from '../messaging/runtime.js';
-import type { WebhooksRuntime } from '../messaging-webhooks/runtime.js';
+import type { RateLimiter } from './rate-limiter.js';
+import type { SocialProviders } from './social.js';
+import type { KvChecker } from './kv.js';
+import type { McpReadModel, McpRuntime } from './mcp.js';
+import type { AddressResolver } from './address-resolver.js';
+import type { MessagingProviders } from './messaging-provider.js';
+import type { MessagingWebhooks } from './messaging-webhooks.js';
+import type { LlmGateway } from './llm.js';
+import type { OutboundHttp } from './outbound-http.js';
+import type { RunExecutor, RunRecoveryQueries } from './runs.js';
 
 /** What the composition root hands to routes and consumers. */
 export interface Services {
@@ -23,19 +29,37 @@ export interface Services {
   /** Durable positions of consumers and the relay (the embedded read store's are in memory). */
   checkpoints: CheckpointStore;
   bus: Bus;
-  projections: ProjectionRunner;
-  tokens: TokenService;
+  projections: Projections;
+  tokens: TokenIssuer;
   auth: Authenticator;
   /** Encrypts secrets that must be read back (provider credentials). */
-  sealedBox: SealedBox;
+  sealedBox: SecretSealer;
   mailer: Mailer;
   rateLimiter: RateLimiter;
+  /** Social sign-in providers (Google, GitHub) as configured. */
+  social: SocialProviders;
   /** MCP connections and call waiters of this process. */
   mcp: McpRuntime;
-  /** Messaging provider adapters and delivery timers of this process. */
-  messaging: MessagingRuntime;
-  /** Webhook delivery timers of this process. */
-  webhooks: WebhooksRuntime;
+  /** The MCP servers read model, for the reconnector's scan. */
+  mcpReadModel: McpReadModel;
+  /** Host name resolution with address classes (the outbound rule's checks before a connection). */
+  resolver: AddressResolver;
+  /** Key-value store (Redis) checks and the server-redis launch. */
+  kv: KvChecker;
+  /** Messaging provider adapters of this process (and WAHA's inbound webhook). */
+  messaging: MessagingProviders;
+  /** Messaging webhook delivery timers and recovery sweep of this process. */
+  webhooks: MessagingWebhooks;
+  /** The memory context's ports (memory operations from the API and from memory nodes). */
+  memory: MemoryPorts;
+  /** The LLM port: providers with the caller's credentials, and the model catalogue. */
+  llm: LlmGateway;
+  /** HTTP calls to URLs users gave (webhook nodes), under the outbound rule. */
+  outbound: OutboundHttp;
+  /** The run engine of this process: synchronous runs from the API, the run worker, recovery. */
+  runs: RunExecutor;
+  /** What run recovery reads from the read side. */
+  runRecovery: RunRecoveryQueries;
   now(): Date;
   newId(): string;
 }

@@ -1,6 +1,6 @@
 /**
  * Embedded read store: documents in Maps, MongoDB query semantics from mingo (scripting off),
- * update operators from ./update-operators.ts, pagination from ./cursor.ts (shared with MongoDB).
+ * update operators from domain/documents/update-operators.ts, pagination from ./cursor.ts (shared with MongoDB).
  * Hot paths skip mingo: `_id` equality / `$in` are Map lookups, flat scalar-equality filters are a
  * plain loop, and unique indexes are Maps from encoded key to `_id`. Stored documents are private
  * copies: everything goes in and comes out through deepCopy.
@@ -13,12 +13,18 @@ import type {
 } from '../ports/read-store.js';
 import { DuplicateKeyError, QueryTimeoutError } from '../ports/read-store.js';
 import { planPage, withIdTieBreaker } from './cursor.js';
-import { assertAllowedOperators, assertFindWindow, assertNoNestedArrays, assertPosition } from './guards.js';
+import { assertAllowedOperators, assertNoNestedArrays } from '../../domain/documents/store-rules.js';
+import { assertFindWindow, assertPosition } from './guards.js';
+import { newId } from './new-id.js';
 import { EqualityIndex, UniqueIndex, equalityOperand } from './memory-index.js';
-import { UpdateError, applyUpdate, deepCopy, isPlainObject, newId, seedFromFilter, validateUpdate } from './update-operators.js';
+import { withRe2RegExp } from '../../domain/documents/regex.js';
+import { UpdateError, applyUpdate, deepCopy, isPlainObject, seedFromFilter, validateUpdate } from '../../domain/documents/update-operators.js';
 
 type Obj = Record<string, unknown>;
 const MINGO = { scriptEnabled: false };
+/** Longest stretch a read keeps the event loop before letting other work run. */
+const SLICE_MS = 10;
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 const NOTHING: WriteResult = { matched: 0, modified: 0, upserted: false };
 
 // ---------------------------------------------------------------- filters and sorting
@@ -102,7 +108,9 @@ function matches(m: Matcher, doc: Obj): boolean {
     if (decided !== undefined) return decided;
   }
   if (!m.scalarKeys) {
-    m.query ??= new Query(m.filter, MINGO);
+    // Built with the global RegExp standing for Re2RegExp: mingo turns `$regex` strings into
+    // RegExps while compiling, and those then match with RE2 (linear time), never by backtracking.
+    m.query ??= withRe2RegExp(() => new Query(m.filter, MINGO));
     return m.query.test(doc);
   }
   const keys = m.scalarKeys!;
@@ -161,7 +169,7 @@ class MemoryCollection<T extends Doc> implements DocumentCollection<T> {
     const deadline = options.maxTimeMS ? performance.now() + options.maxTimeMS : undefined;
     // An index lookup returns candidates out of insertion order, so only a sorted find may use one.
     const sorted = !!options.sort && Object.keys(options.sort).length > 0;
-    let rows = this.select(filter, Infinity, deadline, options.maxTimeMS, sorted);
+    let rows = await this.scan(filter, deadline, options.maxTimeMS, sorted);
     if (deadline !== undefined && performance.now() > deadline) throw new QueryTimeoutError(this.name, options.maxTimeMS!);
     // `_id` breaks ties, so equal sort keys come back in the same order from every adapter.
     if (options.sort && Object.keys(options.sort).length) rows = sortRows(rows, withIdTieBreaker(options.sort));
@@ -276,6 +284,30 @@ class MemoryCollection<T extends Doc> implements DocumentCollection<T> {
       if (!matches(m, doc)) continue;
       out.push(doc);
       if (out.length >= max) break;
+    }
+    return out;
+  }
+
+  /**
+   * `select` for reads: the scan hands the event loop back every SLICE_MS, so a long search (a
+   * large collection, costly patterns on large documents) delays other requests by at most a
+   * slice, and its deadline is checked at every document.
+   */
+  private async scan(filter: Filter, deadline: number | undefined, budget = 0, anyOrder = false): Promise<Obj[]> {
+    const m = compileFilter(filter);
+    const ids = m.ids ?? (anyOrder ? this.indexed(filter) : undefined);
+    const source = ids ? [...ids].map((id) => this.docs.get(id)).filter((d): d is Obj => !!d) : this.docs.values();
+    const out: Obj[] = [];
+    let slice = performance.now();
+    for (const doc of source) {
+      const t = performance.now();
+      if (deadline !== undefined && t > deadline) throw new QueryTimeoutError(this.name, budget);
+      if (t - slice > SLICE_MS) {
+        await yieldToLoop();
+        slice = performance.now();
+        if (deadline !== undefined && slice > deadline) throw new QueryTimeoutError(this.name, budget);
+      }
+      if (matches(m, doc)) out.push(doc);
     }
     return out;
   }

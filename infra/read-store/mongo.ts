@@ -2,7 +2,7 @@
  * MongoDB read store (official driver v6). Also runs on FerretDB v1.24, so it uses only what both
  * have: single-document writes, plain find/count/index commands; no transactions, sessions, change
  * streams, `$text`, `$lookup`, `$facet`, collation or `arrayFilters`. Input goes through the same
- * guards and pagination as the embedded store (./guards.ts, ./cursor.ts) so both behave alike.
+ * guards and pagination as the embedded store (domain/documents/store-rules.ts, ./cursor.ts) so both behave alike.
  */
 import { MongoClient, MongoServerError } from 'mongodb';
 import type { Collection, Db, Document, UpdateFilter } from 'mongodb';
@@ -12,8 +12,10 @@ import type {
 } from '../ports/read-store.js';
 import { DuplicateKeyError, QueryTimeoutError } from '../ports/read-store.js';
 import { planPage, withIdTieBreaker } from './cursor.js';
-import { assertAllowedOperators, assertFindWindow, assertNoNestedArrays, assertPosition } from './guards.js';
-import { UpdateError, newId, seedFromFilter, validateUpdate } from './update-operators.js';
+import { assertAllowedOperators, assertNoNestedArrays } from '../../domain/documents/store-rules.js';
+import { assertFindWindow, assertPosition } from './guards.js';
+import { newId } from './new-id.js';
+import { UpdateError, seedFromFilter, validateUpdate } from '../../domain/documents/update-operators.js';
 
 /** Holds projector/consumer positions; never listed as a user collection. */
 const CHECKPOINTS = '_checkpoints';

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { call } from '../support/http.js';
 import { registerUser, type RegisteredUser } from '../support/identity.js';
+import { TestClock } from '../support/clock.js';
 import { availableModes, startTestService, type TestService } from '../support/test-service.js';
 
 const GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 for (const mode of availableModes()) {
   describe(`CLI device login and CLI tokens (${mode})`, function () {
@@ -247,10 +247,11 @@ for (const mode of availableModes()) {
   describe(`CLI device login: expiry and rate limits (${mode})`, function () {
     this.timeout(60_000);
     let svc: TestService;
+    const clock = new TestClock();
     let carol: RegisteredUser;
     const LIMIT = 4;
     before(async () => {
-      svc = await startTestService(mode, { RATE_LIMIT_AUTH_PER_MINUTE: String(LIMIT), DEVICE_CODE_TTL_SECONDS: '1', DEVICE_POLL_INTERVAL_SECONDS: '1' });
+      svc = await startTestService(mode, { RATE_LIMIT_AUTH_PER_MINUTE: String(LIMIT), DEVICE_CODE_TTL_SECONDS: '1', DEVICE_POLL_INTERVAL_SECONDS: '1' }, { clock });
       carol = await registerUser(svc.baseUrl);
     });
     after(async () => svc?.stop());
@@ -272,7 +273,7 @@ for (const mode of availableModes()) {
     it('an expired code: expired_token for the CLI, 410 DEVICE_CODE_EXPIRED on the web', async () => {
       const login = (await call(svc.baseUrl, 'POST', '/cli/device/code', {})).body;
       expect(login.expires_in).to.equal(1);
-      await sleep(1_100);
+      clock.advance(1_100);
       const polled = await call(svc.baseUrl, 'POST', '/cli/device/token', { device_code: login.device_code });
       expect(polled.status).to.equal(400);
       expect(polled.body.error.code).to.equal('expired_token');
@@ -291,6 +292,18 @@ for (const mode of availableModes()) {
 
     it('polling is limited per address (429 + Retry-After)', async () => {
       await expectLimited(LIMIT * 3, () => call(svc.baseUrl, 'POST', '/cli/device/token', { device_code: 'x.y' }), [400]);
+    });
+
+    // Last of the block: moving the clock a day on expires carol's JWT too.
+    it('a CLI token is refused once it has expired (401)', async () => {
+      const created = await call(svc.baseUrl, 'POST', '/cli/tokens', { name: 'one day', expiresInDays: 1 }, carol.auth);
+      expect(created.status, created.text).to.equal(201);
+      const token = { Authorization: `Bearer ${created.body.token}` };
+      expect((await call(svc.baseUrl, 'GET', '/cli/tokens/verify', undefined, token)).status).to.equal(200);
+      clock.advance(86_400_000 + 1_000);
+      const expired = await call(svc.baseUrl, 'GET', '/cli/tokens/verify', undefined, token);
+      expect(expired.status).to.equal(401);
+      expect(expired.body.error.code).to.equal('UNAUTHENTICATED');
     });
   });
 }

@@ -243,9 +243,13 @@ for (const mode of availableModes()) {
       expect(again.id).to.not.equal(del.body.id);
       const empty = await search('temp', {});
       expect(empty.body.items).to.deep.equal([]);
-      // The old collection's events stay in the log.
+      // The old collection's events stay in the log: its own stream, and each document's.
       const events = await svc.services.eventStore.readStream(`collection-${del.body.id}`);
-      expect(events.map((e) => e.type)).to.deep.equal(['CollectionCreated', 'DocumentInserted', 'DocumentInserted', 'CollectionDeleted']);
+      expect(events.map((e) => e.type)).to.deep.equal(['CollectionCreated', 'CollectionDeleted']);
+      for (const id of ['t1', 't2']) {
+        const written = await svc.services.eventStore.readStream(`document-${del.body.id}.${id}`);
+        expect(written.map((e) => e.type)).to.deep.equal(['DocumentAdded']);
+      }
     });
 
     it('shares an organization workspace\'s collections with its members, and only there', async () => {

@@ -4,7 +4,7 @@
  * after 24 h it starts a new run; a request that fails before its run exists gives the key back.
  */
 import { expect } from 'chai';
-import { startRun } from '../../api/routes/runs-support.js';
+import { startRun } from '../../api/routes/runs.js';
 import { idempotencyHolder } from '../../commands/runs.js';
 import { registerUser, type RegisteredUser } from '../support/identity.js';
 import { availableModes, startTestService, type TestService } from '../support/test-service.js';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { signInIdForState } from '../../commands/signins.js';
 import { availableModes, startTestService, type TestService } from '../support/test-service.js';
 import { call } from '../support/http.js';
-import { registerUser, login } from '../support/identity.js';
+import { registerUser, login, verifyEmailOf } from '../support/identity.js';
 import { Browser, startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.js';
 import { startFakeGitHub, type FakeGitHub } from '../support/fake-github.js';
 
@@ -149,8 +149,9 @@ for (const mode of availableModes()) {
         expect((await me(second.token)).body.user.id).to.equal((await me(first.token)).body.user.id);
       });
 
-      it('links a verified email to the account registered with a password', async () => {
+      it('links a verified email to the account registered with a password, once that account verified it', async () => {
         const registered = await registerUser(svc.baseUrl);
+        await verifyEmailOf(svc.baseUrl, svc.services.config.DATA_DIR, registered.email);
         idp.nextLogin = { sub: unique('g'), email: registered.email.toUpperCase(), emailVerified: true, name: 'Someone Else' };
         const result = await signIn('google');
         expect(result.isNew).to.equal('false');

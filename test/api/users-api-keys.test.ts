@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import { PERMISSIONS } from '../../domain/shared/permissions.js';
 import { call } from '../support/http.js';
 import { registerUser, type RegisteredUser } from '../support/identity.js';
+import { TestClock } from '../support/clock.js';
 import { availableModes, startTestService, type TestService } from '../support/test-service.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fieldsOf = (res: { body: any }) => (res.body.error.details?.fields ?? []).map((f: { field: string }) => f.field);
 const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
 
@@ -12,8 +12,9 @@ for (const mode of availableModes()) {
   describe(`API keys (${mode})`, function () {
     this.timeout(120_000);
     let svc: TestService;
+    const clock = new TestClock();
     before(async () => {
-      svc = await startTestService(mode, { RATE_LIMIT_AUTH_PER_MINUTE: '1000' });
+      svc = await startTestService(mode, { RATE_LIMIT_AUTH_PER_MINUTE: '1000' }, { clock });
     });
     after(async () => svc?.stop());
 
@@ -48,7 +49,7 @@ for (const mode of availableModes()) {
       const keys: string[] = [];
       for (const name of ['one', 'two', 'three']) {
         keys.push((await create(user, { name })).body.key);
-        await sleep(3);
+        clock.advance(3);
       }
       const first = await call(svc.baseUrl, 'GET', '/api-keys?limit=2', undefined, user.auth);
       expect(first.status, first.text).to.equal(200);
@@ -119,9 +120,9 @@ for (const mode of availableModes()) {
 
     it('refuses an expired key with 401', async () => {
       const user = await registerUser(svc.baseUrl);
-      const created = (await create(user, { name: 'short-lived', expiresAt: new Date(Date.now() + 1500).toISOString() })).body;
+      const created = (await create(user, { name: 'short-lived', expiresAt: new Date(clock.now().getTime() + 1500).toISOString() })).body;
       expect((await call(svc.baseUrl, 'GET', '/users/me', undefined, bearer(created.key))).status).to.equal(200);
-      await sleep(1700);
+      clock.advance(1700);
       expect((await call(svc.baseUrl, 'GET', '/users/me', undefined, bearer(created.key))).status).to.equal(401);
     });
 

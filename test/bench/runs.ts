@@ -1,7 +1,7 @@
 /**
  * 8. Runs: what the run engine costs per node, with the offline provider (no network, no model).
  *  a) runs/s and latency of a 2-node and a 50-node chain (transform → llm offline → transform …):
- *     in-process (requestRun claimed in the same decision + executeRun, what `POST …/run` does minus
+ *     in-process (requestRun claimed in the same decision + the run executor, what `POST …/run` does minus
  *     HTTP) and over HTTP (`POST /api/flows/{id}/run`, synchronous, the whole app);
  *  b) public-trigger runs/s of the 2-node flow (`POST /api/public/flows/{id}/trigger`, sync) next to
  *     a bare Koa route in the same run, with n8n's published figure for scale;
@@ -15,7 +15,6 @@ import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import type { CommandContext } from '../../commands/handle.js';
 import { requestRun } from '../../commands/runs.js';
-import { executeRun, LOCAL_WORKER_ID } from '../../consumers/runs-executor.js';
 import type { ProcessDoc } from '../../projections/runs.js';
 import { call } from '../support/http.js';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -86,8 +85,8 @@ async function benchInProcess(report: Report, service: TestService, user: BenchU
   const once = async () => {
     const context: CommandContext = { actorId: user.userId, orgId: null, workspaceId: null, correlationId: randomUUID(), causationId: null, requestId: null, now: services.now() };
     const processId = services.newId();
-    await requestRun(services.eventStore, context, processId, { flowId, mode: 'flow', inputs: { topic: 'bench' }, async: false, requestedBy: user.userId, source: 'api', scope, claimBy: LOCAL_WORKER_ID });
-    const state = await executeRun(services, processId, LOCAL_WORKER_ID);
+    await requestRun(services.eventStore, context, processId, { flowId, mode: 'flow', inputs: { topic: 'bench' }, async: false, requestedBy: user.userId, source: 'api', scope, claimBy: services.runs.localWorkerId });
+    const state = await services.runs.execute(processId, services.runs.localWorkerId);
     if (state.status !== 'completed') throw new Error(`run ended ${state.status}: ${JSON.stringify(state.failure)}`);
   };
   const phase = async (ms: number, samples: number[] | null) => {
@@ -113,7 +112,7 @@ async function benchInProcess(report: Report, service: TestService, user: BenchU
   await phase(o.warmupMs, null);
   const samples: number[] = [];
   const elapsedMs = await phase(o.durationMs, samples);
-  record(report, `${nodes}-node flow in-process (requestRun + executeRun)`, { requests: samples.length, failures, statuses: {}, elapsedMs, latencies: Float64Array.from(samples), firstFailure }, nodes);
+  record(report, `${nodes}-node flow in-process (requestRun + execute)`, { requests: samples.length, failures, statuses: {}, elapsedMs, latencies: Float64Array.from(samples), firstFailure }, nodes);
 }
 
 /** Async runs through Kafka: enqueue over the API of a distributed service, wait until all completed. */

@@ -2,12 +2,31 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { categoryOf, type RecordedEvent } from '../../domain/shared/events.js';
 import type { Bus, Consumer, RunningConsumer } from '../../infra/ports/bus.js';
+import type { DeadLetter, DeadLetterSink } from '../../infra/ports/dead-letters.js';
 import type { EventStore } from '../../infra/ports/event-store.js';
 
 export interface BusFixture {
   bus: Bus;
   eventStore: EventStore;
+  /** What the bus handed to its DeadLetterSink; the sink refuses while `failing` is above 0 (and counts it down). */
+  deadLetters: { recorded: DeadLetter[]; failing: number };
   cleanup(): Promise<void>;
+}
+
+/** A sink that records in memory, and refuses `failing` times first (the event store down). */
+export function memorySink(): BusFixture['deadLetters'] & DeadLetterSink {
+  const sink = {
+    recorded: [] as DeadLetter[],
+    failing: 0,
+    async record(letter: DeadLetter) {
+      if (sink.failing > 0) {
+        sink.failing--;
+        throw new Error('sink unavailable');
+      }
+      sink.recorded.push(letter);
+    },
+  };
+  return sink;
 }
 
 const WAIT_MS = 30_000;
@@ -177,6 +196,32 @@ export function busContract(label: string, make: () => Promise<BusFixture>): voi
       await waitUntil(() => c.ids().has(ids[2]), () => 'the event after the poisoned one');
       expect(poisonAttempts).to.be.at.least(2);
       expect(c.ids().has(ids[0])).to.equal(true);
+    });
+
+    it('records the dead letter (event, error, attempts, first and last failure) before moving on, even when recording fails at first', async () => {
+      const [s] = streams(cat.a, 1);
+      const ids = await appendRound(fx.eventStore, [s], 3);
+      const c = recorder(cat.name('dlq-record'), [cat.a]);
+      fx.deadLetters.failing = 2;
+      const startedAt = Date.now();
+      await start({
+        ...c,
+        async handle(e) {
+          if (e.id === ids[1]) throw new Error(`poisoned ${e.id}`);
+          await c.handle(e);
+        },
+      });
+      await waitUntil(() => c.ids().has(ids[2]), () => 'the event after the poisoned one');
+      const letters = fx.deadLetters.recorded.filter((l) => l.consumer === cat.name('dlq-record'));
+      expect(letters).to.have.length(1);
+      const [letter] = letters;
+      expect(letter.event.id).to.equal(ids[1]);
+      expect(letter.event.streamId).to.equal(s);
+      expect(letter.error).to.equal(`poisoned ${ids[1]}`);
+      expect(letter.attempts).to.equal(5);
+      expect(letter.firstFailedAt.getTime()).to.be.at.least(startedAt - 1);
+      expect(letter.lastFailedAt.getTime()).to.be.greaterThan(letter.firstFailedAt.getTime());
+      expect(fx.deadLetters.failing, 'the sink was retried until it stored the letter').to.equal(0);
     });
 
     it('gives every consumer (by name) all events', async () => {

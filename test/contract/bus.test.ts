@@ -8,7 +8,7 @@ import { KafkaBus } from '../../infra/bus/kafka.js';
 import { SqliteCheckpointStore } from '../../infra/checkpoints/sqlite.js';
 import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
 import type { Logger } from '../../infra/ports/logger.js';
-import { appendRound, busContract, waitUntil } from './bus.contract.js';
+import { appendRound, busContract, memorySink, waitUntil } from './bus.contract.js';
 
 // Dead-letter warnings are expected here; the contract asserts behaviour, not log lines.
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
@@ -28,7 +28,8 @@ function sqliteStore() {
 
 busContract('embedded (SQLite event store)', async () => {
   const { eventStore, checkpoints, cleanup } = sqliteStore();
-  return { bus: new EmbeddedBus(eventStore, checkpoints, silent, { retry }), eventStore, cleanup };
+  const deadLetters = memorySink();
+  return { bus: new EmbeddedBus(eventStore, checkpoints, silent, { retry, deadLetters }), eventStore, deadLetters, cleanup };
 });
 
 const brokers = process.env.KAFKA_BROKERS?.split(',').map((b) => b.trim()).filter(Boolean);
@@ -37,6 +38,7 @@ if (brokers?.length) {
     const { eventStore, checkpoints, cleanup } = sqliteStore();
     // A prefix per run keeps test topics apart from a real deployment's and lets cleanup find them.
     const topicPrefix = `bustest${Math.random().toString(36).slice(2, 8)}`;
+    const deadLetters = memorySink();
     const bus = new KafkaBus({
       brokers,
       clientId: 'bus-contract',
@@ -44,6 +46,7 @@ if (brokers?.length) {
       partitions: 3,
       logger: silent,
       retry,
+      deadLetters,
       kafkaLogLevel: logLevel.NOTHING,
       relay: { eventStore, checkpoints },
       consumer: { maxWaitTimeInMs: 250 },
@@ -54,6 +57,7 @@ if (brokers?.length) {
     return {
       bus,
       eventStore,
+      deadLetters,
       async cleanup() {
         const admin = bus.kafka.admin();
         try {

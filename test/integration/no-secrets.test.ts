@@ -31,13 +31,18 @@ describe('no secret in clear in the event store or the logs', function () {
     const reg = await call(svc.baseUrl, 'POST', '/auth/register', { email, password: secrets.password, name: 'Secret Keeper' });
     expect(reg.status, reg.text).to.equal(201);
     secrets.registerToken = reg.body.token;
+    const verificationMail = outbox().find((m) => m.to === email && m.subject === 'Verify your email address')!;
+    secrets.verificationToken = /token=([^\s&]+)/.exec(verificationMail.text)![1];
+    secrets.verificationSecret = decodeURIComponent(secrets.verificationToken).split('.').pop()!;
+    const verified = await call(svc.baseUrl, 'POST', '/auth/verify-email', { token: decodeURIComponent(secrets.verificationToken) });
+    expect(verified.status, verified.text).to.equal(200);
     const login = await call(svc.baseUrl, 'POST', '/auth/login', { email, password: secrets.password });
     expect(login.status, login.text).to.equal(200);
     secrets.loginToken = login.body.token;
     const auth = { Authorization: `Bearer ${secrets.loginToken}` };
 
     expect((await call(svc.baseUrl, 'POST', '/auth/forgot-password', { email })).status).to.equal(200);
-    const resetMail = outbox().find((m) => m.to === email)!;
+    const resetMail = outbox().find((m) => m.to === email && m.subject === 'Reset your password')!;
     secrets.resetToken = /token=([^\s&]+)/.exec(resetMail.text)![1];
     secrets.newPassword = 'second password 5678';
     const reset = await call(svc.baseUrl, 'POST', '/auth/reset-password', { token: decodeURIComponent(secrets.resetToken), password: secrets.newPassword });

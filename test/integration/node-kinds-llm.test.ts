@@ -1,18 +1,20 @@
 import { expect } from 'chai';
-import { nodeKindsFor, type ExecutionContext } from '../../consumers/runs-kinds/index.js';
+import { nodeKindsFor, type ExecutionContext, type NodeKindPorts } from '../../consumers/runs-kinds/index.js';
+import { spendPeriodOf, spendStreamId } from '../../domain/orgs/spend.js';
 import { effectiveNodeData, type RunNode } from '../../domain/runs/index.js';
 import { loadConfig } from '../../infra/config.js';
+import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
+import { createLlmRegistry } from '../../infra/llm/registry.js';
+import { systemClock } from '../../infra/ports/clock.js';
 import { isLlmAbort, LlmProviderError } from '../../infra/ports/llm.js';
-import type { Services } from '../../infra/ports/services.js';
 import { openAiSnapshot, startFakeOpenAi, type FakeLlmServer } from '../support/fake-llm/index.js';
 
 /** The llm kind through the registry against the OpenAI wire-format fake on loopback. */
 
-const noStore = { collection: () => ({ find: async () => [], findOne: async () => null }) } as never;
-
-function servicesFor(fake: FakeLlmServer): Services {
+function servicesFor(fake: FakeLlmServer, eventStore?: SqliteEventStore): NodeKindPorts {
   const config = loadConfig({ OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: `${fake.url}/v1`, LLM_MAX_RETRIES: '0', LLM_TIMEOUT_MS: '2000' });
-  return { config, readStore: noStore, sealedBox: { open: (s: string) => s }, now: () => new Date() } as unknown as Services;
+  const llm = createLlmRegistry({ config, credentials: { organization: async () => [], user: async () => [] } });
+  return { llm, settings: config, clock: systemClock, eventStore } as unknown as NodeKindPorts;
 }
 
 function context(signal = new AbortController().signal): ExecutionContext {
@@ -86,14 +88,17 @@ describe('llm node kind against the OpenAI fake', () => {
     expect(Date.now() - started).to.be.below(1_000);
   });
 
-  it('an organization over its budget gets BUDGET_EXCEEDED (402) before any provider call', async () => {
-    const overBudget = {
-      collection: (name: string) => ({
-        find: async () => [],
-        findOne: async () => (name === 'orgs' ? { _id: 'o1', budgetLimitUsd: 1 } : name === 'org_spend' ? { spentMicroUsd: 2_000_000 } : null),
-      }),
-    } as never;
-    const services = { ...servicesFor(fake), readStore: overBudget } as Services;
+  it('an organization over its budget gets BUDGET_EXCEEDED (payment_required) before any provider call', async () => {
+    // The budget is decided on the log: the org stream's limit and this month's spend stream.
+    const store = new SqliteEventStore(':memory:');
+    const metadata = { actorId: null, orgId: 'o1', workspaceId: null, correlationId: 'c', causationId: null, requestId: null, occurredAt: new Date().toISOString() };
+    const at = new Date().toISOString();
+    await store.append('org-o1', [
+      { id: 'e1', type: 'OrganizationCreated', data: { orgId: 'o1', name: 'O', description: '', createdBy: 'u1', createdAt: at }, metadata },
+      { id: 'e2', type: 'OrganizationUpdated', data: { budgetLimitUsd: 1, updatedBy: 'u1', at }, metadata },
+    ], 'no_stream');
+    await store.append(spendStreamId('o1', spendPeriodOf(at)), [{ id: 'e3', type: 'LlmSpendRecorded', data: { orgId: 'o1', amountUsd: 2, runId: null, spendId: null, at }, metadata }], 'no_stream');
+    const services = servicesFor(fake, store);
     const orgContext: ExecutionContext = { ...context(), orgId: 'o1' };
     const err = await nodeKindsFor(services)
       .llm.execute(llmNode({ prompt: 'hi' }), orgContext)

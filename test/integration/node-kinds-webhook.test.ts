@@ -1,9 +1,10 @@
 import { expect } from 'chai';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import { nodeKindsFor, type ExecutionContext } from '../../consumers/runs-kinds/index.js';
+import { nodeKindsFor, type ExecutionContext, type NodeKindPorts } from '../../consumers/runs-kinds/index.js';
 import type { RunNode } from '../../domain/runs/index.js';
 import { loadConfig } from '../../infra/config.js';
-import type { Services } from '../../infra/ports/services.js';
+import { outboundHttp } from '../../infra/http/outbound.js';
+import { systemClock } from '../../infra/ports/clock.js';
 
 /** The webhook kind against a real HTTP server on 127.0.0.1. */
 
@@ -14,8 +15,8 @@ interface Seen {
   body: string;
 }
 
-function servicesWith(env: Record<string, string>): Services {
-  return { config: loadConfig(env), now: () => new Date() } as unknown as Services;
+function portsWith(env: Record<string, string>): NodeKindPorts {
+  return { settings: loadConfig(env), outbound: outboundHttp, clock: systemClock } as unknown as NodeKindPorts;
 }
 
 function context(input: unknown, extra: Partial<ExecutionContext> = {}): ExecutionContext {
@@ -48,8 +49,8 @@ describe('webhook node kind (real HTTP on loopback)', () => {
   let server: Server;
   let base: string;
   const seen: Seen[] = [];
-  const open = nodeKindsFor(servicesWith({ ALLOW_PRIVATE_NETWORK: 'true', NODE_TIMEOUT_MS: '2000' }));
-  const closed = nodeKindsFor(servicesWith({ ALLOW_PRIVATE_NETWORK: 'false' }));
+  const open = nodeKindsFor(portsWith({ ALLOW_PRIVATE_NETWORK: 'true', NODE_TIMEOUT_MS: '2000' }));
+  const closed = nodeKindsFor(portsWith({ ALLOW_PRIVATE_NETWORK: 'false' }));
 
   before(async () => {
     server = createServer((req, res) => {
@@ -124,7 +125,7 @@ describe('webhook node kind (real HTTP on loopback)', () => {
     const err = await failureOf(open.webhook.execute(webhook({ webhookConfig: { url: `${base}/slow`, timeout: 200 } }), context(null)));
     expect(err.code).to.equal('OUTBOUND_TIMEOUT');
     expect(Date.now() - started).to.be.below(1_000);
-    const capped = nodeKindsFor(servicesWith({ ALLOW_PRIVATE_NETWORK: 'true', NODE_TIMEOUT_MS: '300' }));
+    const capped = nodeKindsFor(portsWith({ ALLOW_PRIVATE_NETWORK: 'true', NODE_TIMEOUT_MS: '300' }));
     started = Date.now();
     expect((await failureOf(capped.webhook.execute(webhook({ webhookConfig: { url: `${base}/slow`, timeout: 60_000 } }), context(null)))).code).to.equal('OUTBOUND_TIMEOUT');
     expect(Date.now() - started).to.be.below(1_200);

@@ -93,3 +93,18 @@ export async function viewOnlyKey(baseUrl: string, user: RegisteredUser): Promis
   if (key.status !== 201) throw new Error(`creating a view-only API key failed: ${key.status} ${key.text}`);
   return { Authorization: `Bearer ${key.body.key}` };
 }
+
+/** The token of the newest email verification mail to `to`, or null when none was sent. */
+export function verificationTokenFor(dataDir: string, to: string): string | null {
+  const mails = mailsTo(dataDir, to).filter((mail) => mail.subject === 'Verify your email address');
+  const match = mails.length > 0 ? /verify-email\?token=(\S+)/.exec(mails[mails.length - 1].text) : null;
+  return match ? decodeURIComponent(match[1]) : null;
+}
+
+/** Proves the account's email as its owner would: the token from the newest verification mail, posted back. */
+export async function verifyEmailOf(baseUrl: string, dataDir: string, email: string): Promise<void> {
+  const token = verificationTokenFor(dataDir, email);
+  if (!token) throw new Error(`no verification mail to ${email}`);
+  const res = await call(baseUrl, 'POST', '/auth/verify-email', { token });
+  if (res.status !== 200) throw new Error(`verifying ${email} answered ${res.status}: ${res.text}`);
+}

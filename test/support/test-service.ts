@@ -10,7 +10,8 @@ import { KafkaBus } from '../../infra/bus/kafka.js';
 import { loadConfig } from '../../infra/config.js';
 import { buildServices, closeServices } from '../../infra/container.js';
 import { createLogger } from '../../infra/logger.js';
-import type { RunningConsumer } from '../../infra/ports/bus.js';
+import type { Consumer, RunningConsumer } from '../../infra/ports/bus.js';
+import { deadLetterRetrier } from '../../consumers/operations-dead-letters.js';
 import type { Clock } from '../../infra/ports/clock.js';
 import type { Services } from '../../infra/ports/services.js';
 
@@ -50,7 +51,7 @@ export function isolatedEnv(mode: Mode, extra: Record<string, string> = {}): Rec
 export async function startTestService(
   mode: Mode,
   extra: Record<string, string> = {},
-  options: { logSink?: { write(line: string): void }; clock?: Clock } = {},
+  options: { logSink?: { write(line: string): void }; clock?: Clock; consumers?: Consumer[] } = {},
 ): Promise<TestService> {
   const env = isolatedEnv(mode, extra);
   const config = loadConfig(env);
@@ -58,7 +59,10 @@ export async function startTestService(
   await services.projections.start();
   if (services.bus instanceof KafkaBus) services.bus.startRelay();
   const consumers: RunningConsumer[] = [];
-  for (const consumer of allConsumers(services, 'test-worker')) consumers.push(await services.bus.start(consumer));
+  // `options.consumers`: test-only consumers, run and retried (dead letters) like the real ones.
+  const handlers = [...allConsumers(services, 'test-worker'), ...(options.consumers ?? [])];
+  const retrier = deadLetterRetrier({ eventStore: services.eventStore, logger: services.logger, now: services.now }, 'test-worker', handlers);
+  for (const consumer of [...handlers, retrier]) consumers.push(await services.bus.start(consumer));
   const server: Server = createServer(createApp(services, allRoutes).callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };

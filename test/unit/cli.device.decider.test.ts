@@ -7,14 +7,12 @@ import {
   type DeviceAuthorizationCommand,
   type DeviceAuthorizationEvent,
 } from '../../domain/cli/index.js';
-import { DomainError, fold } from '../../domain/shared/decider.js';
-import { httpStatusOf } from '../../api/errors.js';
+import { deciderSpec } from '../support/decider-spec.js';
 
 const t0 = Date.parse('2026-01-01T00:00:00.000Z');
 const at = (seconds: number) => new Date(t0 + seconds * 1000).toISOString();
 const hash = (c: string) => c.repeat(64);
-const given = (events: DeviceAuthorizationEvent[]) => fold(deviceAuthorizationDecider.evolve, deviceAuthorizationDecider.initialState, events);
-const when = (events: DeviceAuthorizationEvent[], command: DeviceAuthorizationCommand) => deviceAuthorizationDecider.decide(command, given(events));
+const spec = deciderSpec(deviceAuthorizationDecider);
 
 const request: DeviceAuthorizationCommand = {
   type: 'RequestDeviceAuthorization',
@@ -34,65 +32,50 @@ const approved: DeviceAuthorizationEvent = { type: 'DeviceAuthorizationApproved'
 const denied: DeviceAuthorizationEvent = { type: 'DeviceAuthorizationDenied', data: { userId: 'u1', deniedAt: at(30) } };
 const redeemed: DeviceAuthorizationEvent = { type: 'DeviceAuthorizationRedeemed', data: { tokenId: 't1', redeemedAt: at(35) } };
 
-function rejection(fn: () => unknown): DomainError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).to.be.instanceOf(DomainError);
-    return err as DomainError;
-  }
-  return expect.fail('expected a DomainError') as never;
-}
-const expectRejected = (fn: () => unknown, code: string, status: number) => {
-  const err = rejection(fn);
-  expect([err.code, httpStatusOf(err)]).to.deep.equal([code, status]);
-  return err;
-};
-
 describe('device authorization decider', () => {
   it('records a request once, with hashes only, and every event matches its schema', () => {
-    expect(when([], request)).to.deep.equal([requested]);
-    expectRejected(() => when([requested], request), 'DEVICE_CODE_EXISTS', 409);
+    spec.given([]).when(request).then([requested]);
+    spec.given([requested]).when(request).thenThrows('DEVICE_CODE_EXISTS', 'conflict');
     for (const e of [requested, approved, denied, redeemed]) {
       expect(deviceAuthorizationEventSchemas[e.type].safeParse(e.data).success, e.type).to.equal(true);
     }
   });
 
   it('approves or denies a pending code', () => {
-    expect(when([requested], { type: 'ApproveDeviceAuthorization', userId: 'u1', at: at(30) })).to.deep.equal([approved]);
-    expect(when([requested], { type: 'DenyDeviceAuthorization', userId: 'u1', at: at(30) })).to.deep.equal([denied]);
+    spec.given([requested]).when({ type: 'ApproveDeviceAuthorization', userId: 'u1', at: at(30) }).then([approved]);
+    spec.given([requested]).when({ type: 'DenyDeviceAuthorization', userId: 'u1', at: at(30) }).then([denied]);
   });
 
   it('refuses an unknown code (404), an expired one (410) and a decided one (409)', () => {
-    expectRejected(() => when([], { type: 'ApproveDeviceAuthorization', userId: 'u1', at: at(1) }), 'DEVICE_CODE_NOT_FOUND', 404);
-    expectRejected(() => when([requested], { type: 'ApproveDeviceAuthorization', userId: 'u1', at: at(900) }), 'DEVICE_CODE_EXPIRED', 410);
-    expectRejected(() => when([requested], { type: 'DenyDeviceAuthorization', userId: 'u1', at: at(901) }), 'DEVICE_CODE_EXPIRED', 410);
+    spec.given([]).when({ type: 'ApproveDeviceAuthorization', userId: 'u1', at: at(1) }).thenThrows('DEVICE_CODE_NOT_FOUND', 'not_found');
+    spec.given([requested]).when({ type: 'ApproveDeviceAuthorization', userId: 'u1', at: at(900) }).thenThrows('DEVICE_CODE_EXPIRED', 'gone');
+    spec.given([requested]).when({ type: 'DenyDeviceAuthorization', userId: 'u1', at: at(901) }).thenThrows('DEVICE_CODE_EXPIRED', 'gone');
     for (const decided of [[requested, approved], [requested, denied], [requested, approved, redeemed]]) {
-      expectRejected(() => when(decided, { type: 'ApproveDeviceAuthorization', userId: 'u2', at: at(40) }), 'DEVICE_CODE_ALREADY_DECIDED', 409);
-      expectRejected(() => when(decided, { type: 'DenyDeviceAuthorization', userId: 'u2', at: at(40) }), 'DEVICE_CODE_ALREADY_DECIDED', 409);
+      spec.given(decided).when({ type: 'ApproveDeviceAuthorization', userId: 'u2', at: at(40) }).thenThrows('DEVICE_CODE_ALREADY_DECIDED', 'conflict');
+      spec.given(decided).when({ type: 'DenyDeviceAuthorization', userId: 'u2', at: at(40) }).thenThrows('DEVICE_CODE_ALREADY_DECIDED', 'conflict');
     }
   });
 
   it('redeems an approved code exactly once', () => {
     const redeem: DeviceAuthorizationCommand = { type: 'RedeemDeviceAuthorization', tokenId: 't1', at: at(35) };
-    expect(when([requested, approved], redeem)).to.deep.equal([redeemed]);
-    expectRejected(() => when([requested, approved, redeemed], { ...redeem, tokenId: 't2' }), 'invalid_grant', 400);
+    spec.given([requested, approved]).when(redeem).then([redeemed]);
+    spec.given([requested, approved, redeemed]).when({ ...redeem, tokenId: 't2' }).thenThrows('invalid_grant', 'invalid');
   });
 
   it('refuses to redeem what polling would refuse, with the RFC 8628 error code', () => {
     const redeem: DeviceAuthorizationCommand = { type: 'RedeemDeviceAuthorization', tokenId: 't1', at: at(35) };
-    expectRejected(() => when([], redeem), 'invalid_grant', 400);
-    expectRejected(() => when([requested], redeem), 'authorization_pending', 400);
-    expectRejected(() => when([requested, denied], redeem), 'access_denied', 400);
-    expectRejected(() => when([requested, approved], { ...redeem, at: at(900) }), 'expired_token', 400);
+    spec.given([]).when(redeem).thenThrows('invalid_grant', 'invalid');
+    spec.given([requested]).when(redeem).thenThrows('authorization_pending', 'invalid');
+    spec.given([requested, denied]).when(redeem).thenThrows('access_denied', 'invalid');
+    spec.given([requested, approved]).when({ ...redeem, at: at(900) }).thenThrows('expired_token', 'invalid');
   });
 });
 
 describe('device token polling (decidePoll)', () => {
-  const pending = given([requested]);
+  const pending = spec.stateOf([requested]);
 
   it('unknown device → invalid_grant', () => {
-    expect(decidePoll(given([]), at(1), null)).to.include({ answer: 'invalid_grant', poll: null });
+    expect(decidePoll(spec.stateOf([]), at(1), null)).to.include({ answer: 'invalid_grant', poll: null });
   });
 
   it('pending → authorization_pending, remembering the poll', () => {
@@ -113,20 +96,20 @@ describe('device token polling (decidePoll)', () => {
   });
 
   it('denied → access_denied, however fast the poll', () => {
-    expect(decidePoll(given([requested, denied]), at(31), { lastPollAt: at(30), interval: 5 })).to.include({ answer: 'access_denied', poll: null });
+    expect(decidePoll(spec.stateOf([requested, denied]), at(31), { lastPollAt: at(30), interval: 5 })).to.include({ answer: 'access_denied', poll: null });
   });
 
   it('expired → expired_token, whether pending or approved', () => {
     expect(decidePoll(pending, at(900), null)).to.include({ answer: 'expired_token', poll: null });
-    expect(decidePoll(given([requested, approved]), at(1000), null)).to.include({ answer: 'expired_token', poll: null });
+    expect(decidePoll(spec.stateOf([requested, approved]), at(1000), null)).to.include({ answer: 'expired_token', poll: null });
   });
 
   it('approved → the token for the approver, even when polled fast', () => {
-    expect(decidePoll(given([requested, approved]), at(31), { lastPollAt: at(30), interval: 5 })).to.deep.equal({ answer: 'issue_token', userId: 'u1', poll: null });
+    expect(decidePoll(spec.stateOf([requested, approved]), at(31), { lastPollAt: at(30), interval: 5 })).to.deep.equal({ answer: 'issue_token', userId: 'u1', poll: null });
   });
 
   it('after the token was given → invalid_grant (once only), also after expiry', () => {
-    expect(decidePoll(given([requested, approved, redeemed]), at(40), null)).to.include({ answer: 'invalid_grant', poll: null });
-    expect(decidePoll(given([requested, approved, redeemed]), at(2000), null)).to.include({ answer: 'invalid_grant' });
+    expect(decidePoll(spec.stateOf([requested, approved, redeemed]), at(40), null)).to.include({ answer: 'invalid_grant', poll: null });
+    expect(decidePoll(spec.stateOf([requested, approved, redeemed]), at(2000), null)).to.include({ answer: 'invalid_grant' });
   });
 });

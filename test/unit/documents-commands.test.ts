@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { createCollection, deleteCollection, collectionStreamId } from '../../commands/documents.js';
+import { createCollection, deleteCollection, deleteDocument, collectionStreamId, documentStreamId, insertDocument, updateDocument } from '../../commands/documents.js';
 import { handleCommand, type CommandContext } from '../../commands/handle.js';
 import { collectionDecider, checkSchema, type CollectionScope } from '../../domain/documents/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
@@ -11,15 +11,9 @@ const me: CollectionScope = { userId: 'u1', orgId: null, workspaceId: null };
 const create = (store: SqliteEventStore, name: string, collectionId = randomUUID()) =>
   createCollection(store, context(), me, { collectionId, name, schema: null, indexes: [] }).then(() => collectionId);
 
-async function code(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).to.be.instanceOf(DomainError);
-    return (err as DomainError).code;
-  }
-  return 'no error';
-}
+/** What a command settled with: the code of its DomainError, or 'no error'. */
+const code = (p: Promise<unknown>): Promise<string> =>
+  p.then(() => 'no error', (err) => (err instanceof DomainError ? err.code : `not a DomainError: ${err}`));
 
 describe('documents commands: collection names', () => {
   it('keeps a name taken while its collection lives, frees it on delete', async () => {
@@ -52,16 +46,52 @@ describe('documents schema: pattern screening', () => {
   const schemaWith = (pattern: string) => ({ type: 'object', properties: { a: { type: 'string', pattern } } });
   for (const bad of ['^(a+)+$', '((a+))+', '((x*)y)*', '(?:x+){2}', '(\\w)\\1', '(?=a)b']) {
     it(`refuses the schema pattern ${bad}`, () => {
-      try {
-        checkSchema(schemaWith(bad));
-        expect.fail('accepted');
-      } catch (err) {
-        expect((err as DomainError).code).to.equal('INVALID_SCHEMA');
-        expect((err as DomainError).details).to.include({ path: 'body.schema.properties.a.pattern' });
-      }
+      expect(() => checkSchema(schemaWith(bad)))
+        .to.throw(DomainError)
+        .with.property('code', 'INVALID_SCHEMA');
+      expect(() => checkSchema(schemaWith(bad)))
+        .to.throw(DomainError)
+        .with.property('details')
+        .that.includes({ path: 'body.schema.properties.a.pattern' });
     });
   }
   it('accepts ordinary patterns', () => {
     for (const ok of ['^[^@]+@[^@]+$', '^\\d{3}-\\d{4}$', '(ab)+', '^(foo|bar)?x*$', '[(a+)]+']) checkSchema(schemaWith(ok));
+  });
+});
+
+describe('documents commands: per-document streams', () => {
+  const limits = { maxBytes: 1024, maxDepth: 8, maxDocuments: 3 };
+  it('keeps the document limit exactly under concurrent inserts, and frees a slot on delete', async () => {
+    const store = new SqliteEventStore(':memory:');
+    const id = await create(store, 'capped');
+    const outcomes = await Promise.all(Array.from({ length: 8 }, (_, i) => code(insertDocument(store, context(), me, id, { documentId: `d${i}`, document: { i } }, limits))));
+    expect(outcomes.filter((c) => c === 'no error')).to.have.length(3);
+    expect(outcomes.filter((c) => c === 'COLLECTION_FULL')).to.have.length(5);
+    const inserted = outcomes.map((c, i) => (c === 'no error' ? `d${i}` : null)).filter((d): d is string => d !== null);
+    await deleteDocument(store, context(), me, id, inserted[0]);
+    expect(await code(insertDocument(store, context(), me, id, { documentId: 'late', document: {} }, limits))).to.equal('no error');
+    expect(await code(insertDocument(store, context(), me, id, { documentId: 'later', document: {} }, limits))).to.equal('COLLECTION_FULL');
+  });
+
+  it('lets one of two concurrent inserts of the same id win, and counts it once', async () => {
+    const store = new SqliteEventStore(':memory:');
+    const id = await create(store, 'same');
+    const outcomes = await Promise.all([0, 1, 2, 3].map(() => code(insertDocument(store, context(), me, id, { documentId: 'x', document: {} }, limits))));
+    expect(outcomes.sort()).to.deep.equal(['DOCUMENT_EXISTS', 'DOCUMENT_EXISTS', 'DOCUMENT_EXISTS', 'no error']);
+    for (const d of ['y', 'z']) expect(await code(insertDocument(store, context(), me, id, { documentId: d, document: {} }, limits))).to.equal('no error');
+    expect((await store.readStream(documentStreamId(id, 'x'))).map((e) => e.type)).to.deep.equal(['DocumentAdded']);
+  });
+
+  it('stops writes once the collection is deleted', async () => {
+    const store = new SqliteEventStore(':memory:');
+    const id = await create(store, 'gone');
+    await insertDocument(store, context(), me, id, { documentId: 'a', document: {} }, limits);
+    const deleted = await deleteCollection(store, context(), me, id);
+    expect(deleted.events[0]).to.deep.include({ type: 'CollectionDeleted' });
+    expect((deleted.events[0].data as { documents: number }).documents).to.equal(1);
+    expect(await code(insertDocument(store, context(), me, id, { documentId: 'b', document: {} }, limits))).to.equal('COLLECTION_NOT_FOUND');
+    expect(await code(updateDocument(store, context(), me, id, 'a', { document: { v: 1 } }, limits))).to.equal('COLLECTION_NOT_FOUND');
+    expect(await code(deleteDocument(store, context(), me, id, 'a'))).to.equal('COLLECTION_NOT_FOUND');
   });
 });

@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { DomainError, fold } from '../../domain/shared/decider.js';
 import {
   MAX_EDGES_PER_FLOW,
   findCycles,
@@ -12,26 +11,10 @@ import {
   type FlowNode,
   type GraphProblem,
 } from '../../domain/flows/index.js';
-import { httpStatusOf } from '../../api/errors.js';
+import { deciderSpec } from '../support/decider-spec.js';
 
+const spec = deciderSpec(flowDecider);
 const at = '2026-03-01T00:00:00.000Z';
-const given = (events: FlowEvent[]) => fold(flowDecider.evolve, flowDecider.initialState, events);
-function when(events: FlowEvent[], command: FlowCommand): FlowEvent[] {
-  const out = flowDecider.decide(command, given(events));
-  for (const e of out) expect(flowDecider.eventSchemas[e.type].safeParse(e.data).success, `${e.type} matches its schema`).to.equal(true);
-  return out;
-}
-function expectRejected(fn: () => unknown, code: string, status: number): DomainError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).to.be.instanceOf(DomainError);
-    expect((err as DomainError).code, (err as DomainError).message).to.equal(code);
-    expect(httpStatusOf(err as DomainError)).to.equal(status);
-    return err as DomainError;
-  }
-  return expect.fail(`expected ${code}`);
-}
 
 const node = (id: string, data: Record<string, unknown> = {}): FlowNode => ({ id, type: 'custom', position: { x: 0, y: 0 }, data });
 const edge = (id: string, source: string, target: string, extra: Partial<FlowEdge> = {}): FlowEdge => ({ id, source, target, ...extra });
@@ -50,31 +33,31 @@ const add = (connectionId: string, source: string, target: string, extra: Partia
 describe('flow decider: connections', () => {
   it('adds a connection with its optional fields, keeping only known ones', () => {
     const extra = { sourceHandle: 'yes', targetHandle: null, label: 'when yes', data: { weight: 1 } };
-    expect(when([created], add('e1', 'a', 'b', extra))).to.deep.equal([{ type: 'ConnectionAdded', data: { edge: edge('e1', 'a', 'b', extra), at } }]);
+    spec.given([created]).when(add('e1', 'a', 'b', extra)).then([{ type: 'ConnectionAdded', data: { edge: edge('e1', 'a', 'b', extra), at } }]);
     const sloppy = { ...add('e1', 'a', 'b'), connection: { source: 'a', target: 'b', animated: true } } as unknown as FlowCommand;
-    expect(when([created], sloppy)).to.deep.equal([{ type: 'ConnectionAdded', data: { edge: edge('e1', 'a', 'b'), at } }]);
+    spec.given([created]).when(sloppy).then([{ type: 'ConnectionAdded', data: { edge: edge('e1', 'a', 'b'), at } }]);
   });
 
   it('refuses a self-loop, a dangling end, a duplicate and a cycle, each with its own code', () => {
     const events = [created, connected(edge('e1', 'a', 'b')), connected(edge('e2', 'b', 'c'))];
-    expectRejected(() => when(events, add('x', 'a', 'a')), 'SELF_LOOP', 400);
-    const dangling = expectRejected(() => when(events, add('x', 'a', 'ghost')), 'DANGLING_EDGE', 400);
+    spec.given(events).when(add('x', 'a', 'a')).thenThrows('SELF_LOOP', 'invalid');
+    const dangling = spec.given(events).when(add('x', 'a', 'ghost')).thenThrows('DANGLING_EDGE', 'invalid');
     expect((dangling.details as { problems: GraphProblem[] }).problems[0].nodeIds).to.deep.equal(['ghost']);
-    expectRejected(() => when(events, add('x', 'a', 'b')), 'DUPLICATE_EDGE', 400);
-    const cycle = expectRejected(() => when(events, add('x', 'c', 'a')), 'CYCLE', 400);
+    spec.given(events).when(add('x', 'a', 'b')).thenThrows('DUPLICATE_EDGE', 'invalid');
+    const cycle = spec.given(events).when(add('x', 'c', 'a')).thenThrows('CYCLE', 'invalid');
     expect((cycle.details as { problems: GraphProblem[] }).problems[0].nodeIds).to.deep.equal(['c', 'a', 'b']);
     // Different handles make a different connection.
-    expect(when(events, add('x', 'a', 'b', { sourceHandle: 'no' }))).to.have.length(1);
+    expect(spec.given(events).when(add('x', 'a', 'b', { sourceHandle: 'no' })).events()).to.have.length(1);
   });
 
   it('refuses a taken connection id (409), a malformed one, and the edge limit', () => {
     const events = [created, connected(edge('e1', 'a', 'b'))];
-    expectRejected(() => when(events, add('e1', 'a', 'c')), 'CONNECTION_ID_TAKEN', 409);
-    const bad = expectRejected(() => when(events, add('bad id', 'a', 'c', { label: 'x'.repeat(501) })), 'VALIDATION_FAILED', 400);
+    spec.given(events).when(add('e1', 'a', 'c')).thenThrows('CONNECTION_ID_TAKEN', 'conflict');
+    const bad = spec.given(events).when(add('bad id', 'a', 'c', { label: 'x'.repeat(501) })).thenThrows('VALIDATION_FAILED', 'invalid');
     expect((bad.details as { fields: Array<{ field: string }> }).fields.map((f) => f.field)).to.deep.equal(['body.id', 'body.label']);
     // The limit is checked against the stream as it stands, whatever made it that long.
     const many = Array.from({ length: MAX_EDGES_PER_FLOW }, (_, i) => connected(edge(`m${i}`, 'a', 'b', { sourceHandle: `h${i}` })));
-    const err = expectRejected(() => when([created, ...many], add('one-more', 'a', 'c')), 'LIMIT_EXCEEDED', 400);
+    const err = spec.given([created, ...many]).when(add('one-more', 'a', 'c')).thenThrows('LIMIT_EXCEEDED', 'invalid');
     expect(err.details).to.deep.include({ limit: 'edgesPerFlow', max: MAX_EDGES_PER_FLOW });
   });
 
@@ -87,49 +70,49 @@ describe('flow decider: connections', () => {
       ],
       at,
     };
-    expect(when([created], batch).map((e) => e.type === 'ConnectionAdded' && e.data.edge.id)).to.deep.equal(['e1', 'e2']);
+    expect(spec.given([created]).when(batch).events().map((e) => e.type === 'ConnectionAdded' && e.data.edge.id)).to.deep.equal(['e1', 'e2']);
     const closing = { ...batch, connections: [...batch.connections, { connectionId: 'e3', connection: { source: 'c', target: 'a' } }] } as FlowCommand;
-    const err = expectRejected(() => when([created], closing), 'CYCLE', 400);
+    const err = spec.given([created]).when(closing).thenThrows('CYCLE', 'invalid');
     expect(err.details).to.deep.include({ index: 2 });
     const repeated = { ...batch, connections: [batch.connections[0], { connectionId: 'e1', connection: { source: 'a', target: 'c' } }] } as FlowCommand;
-    expect(expectRejected(() => when([created], repeated), 'CONNECTION_ID_TAKEN', 409).details).to.deep.include({ index: 1 });
+    expect(spec.given([created]).when(repeated).thenThrows('CONNECTION_ID_TAKEN', 'conflict').details).to.deep.include({ index: 1 });
     const badField = { ...batch, connections: [batch.connections[0], { connectionId: 'e9', connection: { source: '', target: 'c' } }] } as FlowCommand;
-    const fields = (expectRejected(() => when([created], badField), 'VALIDATION_FAILED', 400).details as { fields: Array<{ field: string }> }).fields;
+    const fields = (spec.given([created]).when(badField).thenThrows('VALIDATION_FAILED', 'invalid').details as { fields: Array<{ field: string }> }).fields;
     expect(fields.map((f) => f.field)).to.deep.equal(['body.connections.1.source']);
   });
 
   it('updates a connection: changes merged, a moved end re-checked, nothing new is no event', () => {
     const events = [created, connected(edge('e1', 'a', 'b')), connected(edge('e2', 'b', 'c'))];
-    expect(when(events, { type: 'UpdateConnection', connectionId: 'e1', changes: { label: 'L', target: 'c' }, at })).to.deep.equal([
+    spec.given(events).when({ type: 'UpdateConnection', connectionId: 'e1', changes: { label: 'L', target: 'c' }, at }).then([
       { type: 'ConnectionUpdated', data: { edge: edge('e1', 'a', 'c', { label: 'L' }), at } },
     ]);
-    expect(when(events, { type: 'UpdateConnection', connectionId: 'e1', changes: { target: 'b' }, at })).to.deep.equal([]);
-    expectRejected(() => when(events, { type: 'UpdateConnection', connectionId: 'e2', changes: { target: 'a' }, at }), 'CYCLE', 400);
-    expectRejected(() => when(events, { type: 'UpdateConnection', connectionId: 'e2', changes: { source: 'c' }, at }), 'SELF_LOOP', 400);
-    expectRejected(() => when(events, { type: 'UpdateConnection', connectionId: 'e2', changes: { source: 'a', target: 'b' }, at }), 'DUPLICATE_EDGE', 400);
-    expectRejected(() => when(events, { type: 'UpdateConnection', connectionId: 'e2', changes: { source: 'zz' }, at }), 'DANGLING_EDGE', 400);
-    expectRejected(() => when(events, { type: 'UpdateConnection', connectionId: 'nope', changes: { label: 'x' }, at }), 'CONNECTION_NOT_FOUND', 404);
-    const state = given([...events, ...when(events, { type: 'UpdateConnection', connectionId: 'e1', changes: { target: 'c' }, at })]);
+    spec.given(events).when({ type: 'UpdateConnection', connectionId: 'e1', changes: { target: 'b' }, at }).then([]);
+    spec.given(events).when({ type: 'UpdateConnection', connectionId: 'e2', changes: { target: 'a' }, at }).thenThrows('CYCLE', 'invalid');
+    spec.given(events).when({ type: 'UpdateConnection', connectionId: 'e2', changes: { source: 'c' }, at }).thenThrows('SELF_LOOP', 'invalid');
+    spec.given(events).when({ type: 'UpdateConnection', connectionId: 'e2', changes: { source: 'a', target: 'b' }, at }).thenThrows('DUPLICATE_EDGE', 'invalid');
+    spec.given(events).when({ type: 'UpdateConnection', connectionId: 'e2', changes: { source: 'zz' }, at }).thenThrows('DANGLING_EDGE', 'invalid');
+    spec.given(events).when({ type: 'UpdateConnection', connectionId: 'nope', changes: { label: 'x' }, at }).thenThrows('CONNECTION_NOT_FOUND', 'not_found');
+    const state = spec.stateOf([...events, ...spec.given(events).when({ type: 'UpdateConnection', connectionId: 'e1', changes: { target: 'c' }, at }).events()]);
     expect(state.edges.map((e) => [e.id, e.target])).to.deep.equal([['e1', 'c'], ['e2', 'c']]);
   });
 
   it('removes one connection, or a batch all or none naming every unknown id', () => {
     const events = [created, connected(edge('e1', 'a', 'b')), connected(edge('e2', 'b', 'c'))];
-    expect(when(events, { type: 'RemoveConnection', connectionId: 'e1', at })).to.deep.equal([{ type: 'ConnectionRemoved', data: { edgeId: 'e1', at } }]);
-    expectRejected(() => when(events, { type: 'RemoveConnection', connectionId: 'zz', at }), 'CONNECTION_NOT_FOUND', 404);
-    const out = when(events, { type: 'RemoveConnections', connectionIds: ['e1', 'e2', 'e1'], at });
+    spec.given(events).when({ type: 'RemoveConnection', connectionId: 'e1', at }).then([{ type: 'ConnectionRemoved', data: { edgeId: 'e1', at } }]);
+    spec.given(events).when({ type: 'RemoveConnection', connectionId: 'zz', at }).thenThrows('CONNECTION_NOT_FOUND', 'not_found');
+    const out = spec.given(events).when({ type: 'RemoveConnections', connectionIds: ['e1', 'e2', 'e1'], at }).events();
     expect(out).to.deep.equal([
       { type: 'ConnectionRemoved', data: { edgeId: 'e1', at } },
       { type: 'ConnectionRemoved', data: { edgeId: 'e2', at } },
     ]);
-    expect(given([...events, ...out]).edges).to.deep.equal([]);
-    const err = expectRejected(() => when(events, { type: 'RemoveConnections', connectionIds: ['e1', 'x', 'y'], at }), 'CONNECTION_NOT_FOUND', 404);
+    expect(spec.stateOf([...events, ...out]).edges).to.deep.equal([]);
+    const err = spec.given(events).when({ type: 'RemoveConnections', connectionIds: ['e1', 'x', 'y'], at }).thenThrows('CONNECTION_NOT_FOUND', 'not_found');
     expect(err.details).to.deep.equal({ connectionIds: ['x', 'y'] });
   });
 
   it('answers FLOW_NOT_FOUND for connections of a missing flow', () => {
-    expectRejected(() => when([], add('e1', 'a', 'b')), 'FLOW_NOT_FOUND', 404);
-    expectRejected(() => when([], { type: 'RemoveConnections', connectionIds: ['e1'], at }), 'FLOW_NOT_FOUND', 404);
+    spec.given([]).when(add('e1', 'a', 'b')).thenThrows('FLOW_NOT_FOUND', 'not_found');
+    spec.given([]).when({ type: 'RemoveConnections', connectionIds: ['e1'], at }).thenThrows('FLOW_NOT_FOUND', 'not_found');
   });
 });
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { DomainError, fold } from '../../domain/shared/decider.js';
+import type { DomainError } from '../../domain/shared/decider.js';
 import {
   DEFAULT_TRIGGER,
   MAX_HISTORY_ENTRIES_PER_NODE,
@@ -12,27 +12,11 @@ import {
   type FlowEvent,
   type FlowNode,
 } from '../../domain/flows/index.js';
-import { httpStatusOf } from '../../api/errors.js';
+import { deciderSpec } from '../support/decider-spec.js';
 
+const spec = deciderSpec(flowDecider);
 const at = '2026-03-01T00:00:00.000Z';
 const later = '2026-03-05T00:00:00.000Z';
-const given = (events: FlowEvent[]) => fold(flowDecider.evolve, flowDecider.initialState, events);
-function when(events: FlowEvent[], command: FlowCommand): FlowEvent[] {
-  const out = flowDecider.decide(command, given(events));
-  for (const e of out) expect(flowDecider.eventSchemas[e.type].safeParse(e.data).success, `${e.type} matches its schema`).to.equal(true);
-  return out;
-}
-function expectRejected(fn: () => unknown, code: string, status: number): DomainError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).to.be.instanceOf(DomainError);
-    expect((err as DomainError).code, (err as DomainError).message).to.equal(code);
-    expect(httpStatusOf(err as DomainError)).to.equal(status);
-    return err as DomainError;
-  }
-  return expect.fail(`expected ${code}`);
-}
 const fieldsOf = (err: DomainError) => (err.details as { fields: Array<{ field: string }> }).fields.map((f) => f.field);
 
 const node = (id: string): FlowNode => ({ id, type: 'custom', position: { x: 0, y: 0 }, data: { nodeType: 'transform', template: '{{previous}}' } });
@@ -60,72 +44,72 @@ const recorded = (nodeId: string, entryId: string): FlowEvent => ({
 
 describe('flow decider: triggers', () => {
   it('starts with the default trigger: off, POST, no schema, no key', () => {
-    expect(given([created]).trigger).to.deep.equal(DEFAULT_TRIGGER);
-    expect(toFlowView(given([created])).trigger).to.deep.equal({ enabled: false, allowedMethods: ['POST'], inputSchema: null, hasKey: false, keyCreatedAt: null });
+    expect(spec.stateOf([created]).trigger).to.deep.equal(DEFAULT_TRIGGER);
+    expect(toFlowView(spec.stateOf([created])).trigger).to.deep.equal({ enabled: false, allowedMethods: ['POST'], inputSchema: null, hasKey: false, keyCreatedAt: null });
   });
 
   it('updates the flow trigger partially; the event holds the whole settings; unchanged is no event', () => {
-    const out = when([created], { type: 'UpdateFlowTrigger', enabled: true, inputSchema: { type: 'object' }, at: later });
+    const out = spec.given([created]).when({ type: 'UpdateFlowTrigger', enabled: true, inputSchema: { type: 'object' }, at: later }).events();
     expect(out).to.deep.equal([{ type: 'FlowTriggerUpdated', data: { enabled: true, allowedMethods: ['POST'], inputSchema: { type: 'object' }, at: later } }]);
     const events = [created, ...out];
-    expect(given(events).trigger).to.include({ enabled: true });
-    expect(given(events).updatedAt).to.equal(later);
-    expect(when(events, { type: 'UpdateFlowTrigger', enabled: true, allowedMethods: ['POST'], at })).to.deep.equal([]);
-    expect(when(events, { type: 'UpdateFlowTrigger', inputSchema: null, at })[0].data).to.include({ inputSchema: null, enabled: true });
+    expect(spec.stateOf(events).trigger).to.include({ enabled: true });
+    expect(spec.stateOf(events).updatedAt).to.equal(later);
+    spec.given(events).when({ type: 'UpdateFlowTrigger', enabled: true, allowedMethods: ['POST'], at }).then([]);
+    expect(spec.given(events).when({ type: 'UpdateFlowTrigger', inputSchema: null, at }).events()[0].data).to.include({ inputSchema: null, enabled: true });
   });
 
   it('refuses bad trigger settings naming the field', () => {
-    expect(fieldsOf(expectRejected(() => when([created], { type: 'UpdateFlowTrigger', allowedMethods: [], at }), 'VALIDATION_FAILED', 400))).to.deep.equal(['body.allowedMethods']);
-    expect(fieldsOf(expectRejected(() => when([created], { type: 'UpdateFlowTrigger', allowedMethods: ['POST', 'POST'], at }), 'VALIDATION_FAILED', 400))).to.deep.equal([
+    expect(fieldsOf(spec.given([created]).when({ type: 'UpdateFlowTrigger', allowedMethods: [], at }).thenThrows('VALIDATION_FAILED', 'invalid'))).to.deep.equal(['body.allowedMethods']);
+    expect(fieldsOf(spec.given([created]).when({ type: 'UpdateFlowTrigger', allowedMethods: ['POST', 'POST'], at }).thenThrows('VALIDATION_FAILED', 'invalid'))).to.deep.equal([
       'body.allowedMethods',
     ]);
     const bogus = { type: 'UpdateFlowTrigger', allowedMethods: ['TRACE'], at } as unknown as FlowCommand;
-    expect(fieldsOf(expectRejected(() => when([created], bogus), 'VALIDATION_FAILED', 400))).to.deep.equal(['body.allowedMethods.0']);
+    expect(fieldsOf(spec.given([created]).when(bogus).thenThrows('VALIDATION_FAILED', 'invalid'))).to.deep.equal(['body.allowedMethods.0']);
   });
 
   it('regenerates the flow key as a hash only; the view says hasKey and never shows the hash', () => {
-    const out = when([created], { type: 'RegenerateFlowTriggerKey', keyHash: hash('a'), at: later });
+    const out = spec.given([created]).when({ type: 'RegenerateFlowTriggerKey', keyHash: hash('a'), at: later }).events();
     expect(out).to.deep.equal([{ type: 'FlowTriggerKeyRegenerated', data: { keyHash: hash('a'), at: later } }]);
-    const again = when([created, ...out], { type: 'RegenerateFlowTriggerKey', keyHash: hash('b'), at: later });
-    const state = given([created, ...out, ...again]);
+    const again = spec.given([created, ...out]).when({ type: 'RegenerateFlowTriggerKey', keyHash: hash('b'), at: later }).events();
+    const state = spec.stateOf([created, ...out, ...again]);
     expect(state.trigger).to.include({ keyHash: hash('b'), keyCreatedAt: later });
     const view = toFlowView(state);
     expect(view.trigger).to.include({ hasKey: true });
     expect(JSON.stringify(view)).to.not.contain(hash('b'));
-    expectRejected(() => when([created], { type: 'RegenerateFlowTriggerKey', keyHash: 'plain-key', at }), 'VALIDATION_FAILED', 400);
+    spec.given([created]).when({ type: 'RegenerateFlowTriggerKey', keyHash: 'plain-key', at }).thenThrows('VALIDATION_FAILED', 'invalid');
   });
 
   it('keeps node triggers per node, independent of the flow trigger', () => {
-    const out = when([created], { type: 'UpdateNodeTrigger', nodeId: 'a', enabled: true, allowedMethods: ['GET', 'POST'], at });
+    const out = spec.given([created]).when({ type: 'UpdateNodeTrigger', nodeId: 'a', enabled: true, allowedMethods: ['GET', 'POST'], at }).events();
     expect(out).to.deep.equal([{ type: 'NodeTriggerUpdated', data: { nodeId: 'a', enabled: true, allowedMethods: ['GET', 'POST'], inputSchema: null, at } }]);
-    const keyed = when([created, ...out], { type: 'RegenerateNodeTriggerKey', nodeId: 'a', keyHash: hash('c'), at });
+    const keyed = spec.given([created, ...out]).when({ type: 'RegenerateNodeTriggerKey', nodeId: 'a', keyHash: hash('c'), at }).events();
     expect(keyed).to.deep.equal([{ type: 'NodeTriggerKeyRegenerated', data: { nodeId: 'a', keyHash: hash('c'), at } }]);
-    const state = given([created, ...out, ...keyed]);
+    const state = spec.stateOf([created, ...out, ...keyed]);
     expect(nodeTriggerOf(state, 'a')).to.deep.equal({ enabled: true, allowedMethods: ['GET', 'POST'], inputSchema: null, keyHash: hash('c'), keyCreatedAt: at });
     expect(nodeTriggerOf(state, 'b')).to.deep.equal(DEFAULT_TRIGGER);
     expect(state.trigger).to.deep.equal(DEFAULT_TRIGGER);
     // A key regenerated before any settings keeps the default settings.
-    const keyOnly = given([created, ...when([created], { type: 'RegenerateNodeTriggerKey', nodeId: 'b', keyHash: hash('d'), at })]);
+    const keyOnly = spec.stateOf([created, ...spec.given([created]).when({ type: 'RegenerateNodeTriggerKey', nodeId: 'b', keyHash: hash('d'), at }).events()]);
     expect(nodeTriggerOf(keyOnly, 'b')).to.include({ enabled: false, keyHash: hash('d') });
   });
 
   it('refuses node triggers of unknown nodes and of missing flows', () => {
-    expectRejected(() => when([created], { type: 'UpdateNodeTrigger', nodeId: 'zz', enabled: true, at }), 'NODE_NOT_FOUND', 404);
-    expectRejected(() => when([created], { type: 'RegenerateNodeTriggerKey', nodeId: 'zz', keyHash: hash('a'), at }), 'NODE_NOT_FOUND', 404);
-    expectRejected(() => when([], { type: 'UpdateFlowTrigger', enabled: true, at }), 'FLOW_NOT_FOUND', 404);
-    expectRejected(() => when([], { type: 'RegenerateFlowTriggerKey', keyHash: hash('a'), at }), 'FLOW_NOT_FOUND', 404);
+    spec.given([created]).when({ type: 'UpdateNodeTrigger', nodeId: 'zz', enabled: true, at }).thenThrows('NODE_NOT_FOUND', 'not_found');
+    spec.given([created]).when({ type: 'RegenerateNodeTriggerKey', nodeId: 'zz', keyHash: hash('a'), at }).thenThrows('NODE_NOT_FOUND', 'not_found');
+    spec.given([]).when({ type: 'UpdateFlowTrigger', enabled: true, at }).thenThrows('FLOW_NOT_FOUND', 'not_found');
+    spec.given([]).when({ type: 'RegenerateFlowTriggerKey', keyHash: hash('a'), at }).thenThrows('FLOW_NOT_FOUND', 'not_found');
   });
 
   it('drops a node trigger with its node', () => {
-    const events = [created, ...when([created], { type: 'RegenerateNodeTriggerKey', nodeId: 'a', keyHash: hash('a'), at })];
-    const state = given([...events, ...when(events, { type: 'DeleteNode', nodeId: 'a', at })]);
+    const events = [created, ...spec.given([created]).when({ type: 'RegenerateNodeTriggerKey', nodeId: 'a', keyHash: hash('a'), at }).events()];
+    const state = spec.stateOf([...events, ...spec.given(events).when({ type: 'DeleteNode', nodeId: 'a', at }).events()]);
     expect(state.nodeTriggers).to.deep.equal({});
   });
 });
 
 describe('flow decider: node history', () => {
   it('records an execution; recording the same entry again is no event; history is no edit', () => {
-    const out = when([created], record('a', 'h1', { error: null }));
+    const out = spec.given([created]).when(record('a', 'h1', { error: null })).events();
     expect(out).to.deep.equal([
       {
         type: 'NodeExecutionRecorded',
@@ -145,35 +129,35 @@ describe('flow decider: node history', () => {
         },
       },
     ]);
-    const state = given([created, ...out]);
+    const state = spec.stateOf([created, ...out]);
     expect(historyOf(state, 'a').map((e) => e.entryId)).to.deep.equal(['h1']);
     expect(state.updatedAt).to.equal(at);
     expect(state.version).to.equal(1);
-    expect(when([created, ...out], record('a', 'h1'))).to.deep.equal([]);
+    spec.given([created, ...out]).when(record('a', 'h1')).then([]);
   });
 
   it('stores an oversized output as a truncated JSON preview, and absent output as null', () => {
     const big = { text: 'é'.repeat(MAX_HISTORY_OUTPUT_BYTES) };
-    const [event] = when([created], record('a', 'h1', { output: big }));
+    const [event] = spec.given([created]).when(record('a', 'h1', { output: big })).events();
     const entry = event.type === 'NodeExecutionRecorded' ? event.data.entry : expect.fail('wrong event');
     expect(entry.outputTruncated).to.equal(true);
     expect(entry.output).to.be.a('string');
     expect(new TextEncoder().encode(entry.output as string).length).to.be.at.most(MAX_HISTORY_OUTPUT_BYTES);
     expect((entry.output as string).startsWith('{"text":"éé')).to.equal(true);
     expect((entry.output as string).endsWith('\uFFFD')).to.equal(false);
-    const [none] = when([created], record('a', 'h2', { output: undefined, status: 'failed', error: 'boom' }));
+    const [none] = spec.given([created]).when(record('a', 'h2', { output: undefined, status: 'failed', error: 'boom' })).events();
     expect(none.data).to.deep.nested.include({ 'entry.output': null, 'entry.error': 'boom', 'entry.status': 'failed' });
   });
 
   it('refuses a history entry for an unknown node, a bad one, or one that is not JSON', () => {
-    expectRejected(() => when([created], record('zz', 'h1')), 'NODE_NOT_FOUND', 404);
-    expectRejected(() => when([created], record('a', 'h1', { executionTime: -1 })), 'VALIDATION_FAILED', 400);
-    expectRejected(() => when([created], record('a', 'h1', { output: { n: BigInt(1) } })), 'VALIDATION_FAILED', 400);
+    spec.given([created]).when(record('zz', 'h1')).thenThrows('NODE_NOT_FOUND', 'not_found');
+    spec.given([created]).when(record('a', 'h1', { executionTime: -1 })).thenThrows('VALIDATION_FAILED', 'invalid');
+    spec.given([created]).when(record('a', 'h1', { output: { n: BigInt(1) } })).thenThrows('VALIDATION_FAILED', 'invalid');
   });
 
   it(`keeps the newest ${MAX_HISTORY_ENTRIES_PER_NODE} entries per node`, () => {
     const events = [created, ...Array.from({ length: MAX_HISTORY_ENTRIES_PER_NODE + 5 }, (_, i) => recorded('a', `h${i}`)), recorded('b', 'other')];
-    const state = given(events);
+    const state = spec.stateOf(events);
     const ids = historyOf(state, 'a').map((e) => e.entryId);
     expect(ids).to.have.length(MAX_HISTORY_ENTRIES_PER_NODE);
     expect(ids[0]).to.equal('h5');
@@ -183,31 +167,31 @@ describe('flow decider: node history', () => {
 
   it('deletes one entry; an unknown entry or node is 404', () => {
     const events = [created, recorded('a', 'h1'), recorded('a', 'h2')];
-    const out = when(events, { type: 'DeleteHistoryEntry', nodeId: 'a', entryId: 'h1', at });
+    const out = spec.given(events).when({ type: 'DeleteHistoryEntry', nodeId: 'a', entryId: 'h1', at }).events();
     expect(out).to.deep.equal([{ type: 'NodeHistoryEntryDeleted', data: { nodeId: 'a', entryId: 'h1', at } }]);
-    expect(historyOf(given([...events, ...out]), 'a').map((e) => e.entryId)).to.deep.equal(['h2']);
-    expectRejected(() => when(events, { type: 'DeleteHistoryEntry', nodeId: 'a', entryId: 'nope', at }), 'HISTORY_ENTRY_NOT_FOUND', 404);
-    expectRejected(() => when(events, { type: 'DeleteHistoryEntry', nodeId: 'b', entryId: 'h1', at }), 'HISTORY_ENTRY_NOT_FOUND', 404);
-    expectRejected(() => when(events, { type: 'DeleteHistoryEntry', nodeId: 'zz', entryId: 'h1', at }), 'NODE_NOT_FOUND', 404);
+    expect(historyOf(spec.stateOf([...events, ...out]), 'a').map((e) => e.entryId)).to.deep.equal(['h2']);
+    spec.given(events).when({ type: 'DeleteHistoryEntry', nodeId: 'a', entryId: 'nope', at }).thenThrows('HISTORY_ENTRY_NOT_FOUND', 'not_found');
+    spec.given(events).when({ type: 'DeleteHistoryEntry', nodeId: 'b', entryId: 'h1', at }).thenThrows('HISTORY_ENTRY_NOT_FOUND', 'not_found');
+    spec.given(events).when({ type: 'DeleteHistoryEntry', nodeId: 'zz', entryId: 'h1', at }).thenThrows('NODE_NOT_FOUND', 'not_found');
   });
 
   it("clears one node's history or the whole flow's; clearing nothing is no event", () => {
     const events = [created, recorded('a', 'h1'), recorded('b', 'h2')];
-    const node = when(events, { type: 'ClearNodeHistory', nodeId: 'a', at });
+    const node = spec.given(events).when({ type: 'ClearNodeHistory', nodeId: 'a', at }).events();
     expect(node).to.deep.equal([{ type: 'NodeHistoryCleared', data: { nodeId: 'a', at } }]);
-    const afterNode = given([...events, ...node]);
+    const afterNode = spec.stateOf([...events, ...node]);
     expect(historyOf(afterNode, 'a')).to.deep.equal([]);
     expect(historyOf(afterNode, 'b')).to.have.length(1);
-    expect(when([...events, ...node], { type: 'ClearNodeHistory', nodeId: 'a', at })).to.deep.equal([]);
-    expectRejected(() => when(events, { type: 'ClearNodeHistory', nodeId: 'zz', at }), 'NODE_NOT_FOUND', 404);
-    const all = when(events, { type: 'ClearFlowHistory', at });
+    spec.given([...events, ...node]).when({ type: 'ClearNodeHistory', nodeId: 'a', at }).then([]);
+    spec.given(events).when({ type: 'ClearNodeHistory', nodeId: 'zz', at }).thenThrows('NODE_NOT_FOUND', 'not_found');
+    const all = spec.given(events).when({ type: 'ClearFlowHistory', at }).events();
     expect(all).to.deep.equal([{ type: 'FlowHistoryCleared', data: { at } }]);
-    expect(given([...events, ...all]).history).to.deep.equal({});
-    expect(when([...events, ...all], { type: 'ClearFlowHistory', at })).to.deep.equal([]);
+    expect(spec.stateOf([...events, ...all]).history).to.deep.equal({});
+    spec.given([...events, ...all]).when({ type: 'ClearFlowHistory', at }).then([]);
   });
 
   it('drops a node history with its node', () => {
     const events = [created, recorded('a', 'h1')];
-    expect(given([...events, ...when(events, { type: 'DeleteNode', nodeId: 'a', at })]).history).to.deep.equal({});
+    expect(spec.stateOf([...events, ...spec.given(events).when({ type: 'DeleteNode', nodeId: 'a', at }).events()]).history).to.deep.equal({});
   });
 });

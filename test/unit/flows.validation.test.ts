@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import { z } from 'zod';
-import { DomainError, fold } from '../../domain/shared/decider.js';
 import {
   CONDITION_OPERATORS,
   FLOW_LIMITS,
@@ -25,7 +24,7 @@ import {
   type FlowEvent,
   type FlowNode,
 } from '../../domain/flows/index.js';
-import { httpStatusOf } from '../../api/errors.js';
+import { deciderSpec } from '../support/decider-spec.js';
 
 const at = '2026-03-01T00:00:00.000Z';
 const ctx = { nodeIds: ['self', 'other'], selfId: 'self' };
@@ -173,21 +172,12 @@ describe('node type catalogue', () => {
 });
 
 describe('flow limits', () => {
-  const given = (events: FlowEvent[]) => fold(flowDecider.evolve, flowDecider.initialState, events);
+  const spec = deciderSpec(flowDecider);
   const created: FlowEvent = {
     type: 'FlowCreated',
     data: { flowId: 'f1', name: 'F', description: '', ownerId: 'u', orgId: null, workspaceId: null, nodes: [], edges: [], createdAt: at },
   };
   const node = (id: string, data: Record<string, unknown> = {}): FlowNode => ({ id, type: 'custom', position: { x: 0, y: 0 }, data });
-  function rejected(command: FlowCommand, events: FlowEvent[] = [created]): DomainError {
-    try {
-      flowDecider.decide(command, given(events));
-    } catch (err) {
-      expect(err).to.be.instanceOf(DomainError);
-      return err as DomainError;
-    }
-    return expect.fail('expected a rejection');
-  }
 
   it('publishes its numbers', () => {
     expect(FLOW_LIMITS).to.include({ nodesPerFlow: 500, edgesPerFlow: 2000, nameLength: 200, descriptionLength: 2000, promptLength: 100_000, variablesDepth: 5, historyEntriesPerNode: 100 });
@@ -200,32 +190,30 @@ describe('flow limits', () => {
 
   it('refuses a replacement with too many nodes or edges (LIMIT_EXCEEDED, 400)', () => {
     const nodes = Array.from({ length: MAX_NODES_PER_FLOW + 1 }, (_, i) => node(`n${i}`));
-    const err = rejected({ type: 'ReplaceFlow', name: 'F', nodes, edges: [], at });
-    expect([err.code, httpStatusOf(err)]).to.deep.equal(['LIMIT_EXCEEDED', 400]);
+    const err = spec.given([created]).when({ type: 'ReplaceFlow', name: 'F', nodes, edges: [], at }).thenThrows('LIMIT_EXCEEDED', 'invalid');
     expect(err.details).to.deep.equal({ limit: 'nodesPerFlow', max: MAX_NODES_PER_FLOW, actual: MAX_NODES_PER_FLOW + 1 });
     const edges = Array.from({ length: MAX_EDGES_PER_FLOW + 1 }, (_, i) => ({ id: `e${i}`, source: 'a', target: 'b' }));
-    expect(rejected({ type: 'ReplaceFlow', name: 'F', nodes: [node('a'), node('b')], edges, at }).details).to.include({ limit: 'edgesPerFlow' });
+    expect(spec.given([created]).when({ type: 'ReplaceFlow', name: 'F', nodes: [node('a'), node('b')], edges, at }).thenThrows('LIMIT_EXCEEDED').details).to.include({ limit: 'edgesPerFlow' });
     // Exactly at the limit is fine.
     const atLimit = Array.from({ length: MAX_NODES_PER_FLOW }, (_, i) => node(`n${i}`));
-    expect(flowDecider.decide({ type: 'ReplaceFlow', name: 'F', nodes: atLimit, edges: [], at }, given([created]))).to.have.length(1);
+    expect(spec.given([created]).when({ type: 'ReplaceFlow', name: 'F', nodes: atLimit, edges: [], at }).events()).to.have.length(1);
   });
 
   it('refuses a definition too big for one event, and a flow over its total size (413)', () => {
     const fat = (id: string) => node(id, { blob: 'x'.repeat(MAX_NODE_DATA_BYTES - 100) });
     const replace = (count: number): FlowCommand => ({ type: 'ReplaceFlow', name: 'F', nodes: Array.from({ length: count }, (_, i) => fat(`n${i}`)), edges: [], at });
-    expect(flowDecider.decide(replace(2), given([created]))).to.have.length(1);
-    const err = rejected(replace(4));
-    expect([err.code, httpStatusOf(err)]).to.deep.equal(['LIMIT_EXCEEDED', 413]);
+    expect(spec.given([created]).when(replace(2)).events()).to.have.length(1);
+    const err = spec.given([created]).when(replace(4)).thenThrows('LIMIT_EXCEEDED', 'too_large');
     expect(err.details).to.include({ limit: 'writeBytes', max: MAX_WRITE_BYTES });
     // Node by node a flow may grow past one event's size, up to its own limit.
     const events = [created, ...Array.from({ length: 20 }, (_, i): FlowEvent => ({ type: 'NodeAdded', data: { node: fat(`n${i}`), duplicatedFrom: null, at } }))];
-    expect(flowDecider.decide({ type: 'AddNode', nodeId: 'small', node: node('small'), at }, given(events))).to.have.length(1);
-    const tooMuch = rejected({ type: 'AddNode', nodeId: 'last', node: fat('x'), at }, events);
-    expect([httpStatusOf(tooMuch), (tooMuch.details as { limit: string }).limit]).to.deep.equal([413, 'flowDefinitionBytes']);
-    expect(httpStatusOf(rejected({ type: 'DuplicateNode', nodeId: 'n0', newNodeId: 'copy', at }, events))).to.equal(413);
+    expect(spec.given(events).when({ type: 'AddNode', nodeId: 'small', node: node('small'), at }).events()).to.have.length(1);
+    const tooMuch = spec.given(events).when({ type: 'AddNode', nodeId: 'last', node: fat('x'), at }).thenThrows('LIMIT_EXCEEDED', 'too_large');
+    expect((tooMuch.details as { limit: string }).limit).to.equal('flowDefinitionBytes');
+    spec.given(events).when({ type: 'DuplicateNode', nodeId: 'n0', newNodeId: 'copy', at }).thenThrows('LIMIT_EXCEEDED', 'too_large');
     const withSmall = [...events, { type: 'NodeAdded', data: { node: node('small'), duplicatedFrom: null, at } } as FlowEvent];
-    const grow = rejected({ type: 'UpdateNode', nodeId: 'small', patch: { data: { more: 'y'.repeat(5000) } }, at }, withSmall);
-    expect([grow.code, httpStatusOf(grow), (grow.details as { limit: string }).limit]).to.deep.equal(['LIMIT_EXCEEDED', 413, 'flowDefinitionBytes']);
+    const grow = spec.given(withSmall).when({ type: 'UpdateNode', nodeId: 'small', patch: { data: { more: 'y'.repeat(5000) } }, at }).thenThrows('LIMIT_EXCEEDED', 'too_large');
+    expect((grow.details as { limit: string }).limit).to.equal('flowDefinitionBytes');
   });
 
   it('refuses a batch of connections too big for one write (413)', () => {
@@ -235,9 +223,9 @@ describe('flow limits', () => {
       connections: Array.from({ length: count }, (_, i) => ({ connectionId: `e${i}`, connection: { source: 'a', target: 'b', sourceHandle: `h${i}`, data: { note: 'x'.repeat(15_000) } } })),
       at,
     });
-    expect(flowDecider.decide(batch(40), given(events))).to.have.length(40);
-    const err = rejected(batch(60), events);
-    expect([err.code, httpStatusOf(err), (err.details as { limit: string }).limit]).to.deep.equal(['LIMIT_EXCEEDED', 413, 'writeBytes']);
+    expect(spec.given(events).when(batch(40)).events()).to.have.length(40);
+    const err = spec.given(events).when(batch(60)).thenThrows('LIMIT_EXCEEDED', 'too_large');
+    expect((err.details as { limit: string }).limit).to.equal('writeBytes');
   });
 
   it('refuses oversized node data, too-deep variables and long prompts as field problems', () => {
@@ -247,8 +235,7 @@ describe('flow limits', () => {
       [{ variables: { a: { b: { c: { d: { e: { f: 1 } } } } } } }, 'body.data.variables'],
       [{ prompt: 'x'.repeat(MAX_PROMPT_LENGTH + 1) }, 'body.data.prompt'],
     ] as const) {
-      const err = rejected(add(data));
-      expect(err.code).to.equal('VALIDATION_FAILED');
+      const err = spec.given([created]).when(add(data)).thenThrows('VALIDATION_FAILED');
       expect((err.details as { fields: Array<{ field: string }> }).fields.map((f) => f.field)).to.deep.equal([field]);
     }
   });

@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import { DomainError } from '../../domain/shared/decider.js';
-import { maskRedisUrl, parseRedisUrl } from '../../infra/kv/redis-url.js';
-import { KV_PRESETS } from '../../infra/kv/presets.js';
+import { KV_PRESETS, maskRedisUrl, parseRedisUrl } from '../../domain/kv/index.js';
 import { serverRedisLaunch } from '../../infra/kv/server-redis.js';
 import { httpStatusOf } from '../../api/errors.js';
 

@@ -1,11 +1,10 @@
 import { expect } from 'chai';
 import { loadConfig } from '../../infra/config.js';
 import { createOfflineProvider, countWords } from '../../infra/llm/offline.js';
-import { llmProviderFor } from '../../infra/llm/registry.js';
+import { createLlmRegistry } from '../../infra/llm/registry.js';
 import { LlmAbortError, LlmProviderError, isLlmAbort, type LlmMessage } from '../../infra/ports/llm.js';
 
-const noOrgStore = { collection: () => ({ find: async () => [] }) } as never;
-const services = (env: Record<string, string> = {}) => ({ config: loadConfig(env), readStore: noOrgStore, sealedBox: { open: (s: string) => s } });
+const services = (env: Record<string, string> = {}) => createLlmRegistry({ config: loadConfig(env), credentials: { organization: async () => [], user: async () => [] } });
 
 describe('offline LLM provider', () => {
   const offline = createOfflineProvider();
@@ -62,13 +61,13 @@ describe('offline LLM provider', () => {
   });
 
   it('is what the registry gives for "offline" without any credentials', async () => {
-    const provider = await llmProviderFor(services(), { orgId: null }, 'offline');
+    const provider = await services().providerFor({ orgId: null }, 'offline');
     expect(provider.id).to.equal('offline');
     expect((await provider.complete({ model: 'x', messages: [{ role: 'user', content: 'hi there' }] })).usage.totalTokens).to.equal(4);
   });
 
   it('is never picked for a real provider that is not configured', async () => {
-    const err = await llmProviderFor(services(), { orgId: null }, 'openai').catch((e) => e);
+    const err = await services().providerFor({ orgId: null }, 'openai').catch((e) => e);
     expect(err).to.be.instanceOf(LlmProviderError);
     expect(err.code).to.equal('PROVIDER_NOT_CONFIGURED');
     expect(err.provider).to.equal('openai');

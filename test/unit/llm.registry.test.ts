@@ -1,7 +1,11 @@
 import { expect } from 'chai';
+import { assertWithinBudget } from '../../commands/orgs-budget.js';
+import { spendStreamId } from '../../domain/orgs/spend.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import { loadConfig } from '../../infra/config.js';
-import { assertWithinBudget, catalogueOf, isKnownModel, llmCredentials, llmProviderFor } from '../../infra/llm/registry.js';
+import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
+import { catalogueOf, createLlmRegistry, isKnownModel } from '../../infra/llm/registry.js';
+import type { LlmCredentialLookup } from '../../infra/ports/llm.js';
 
 interface StoredCredential {
   provider: string;
@@ -9,18 +13,12 @@ interface StoredCredential {
   baseUrl: string | null;
 }
 
-/** Just enough read store for the organization queries the registry makes. */
-function fakeStore(docs: { credentials?: StoredCredential[]; org?: { budgetLimitUsd: number | null }; spentMicroUsd?: number }) {
+/** The organization's credential lookup as the container wires it: sealed keys opened on the way out. */
+function fakeStore(docs: { credentials?: StoredCredential[] }): LlmCredentialLookup {
   return {
-    collection: (name: string) => ({
-      find: async () => (name === 'org_llm_credentials' ? (docs.credentials ?? []).map((c) => ({ ...c, orgId: 'o1', updatedAt: 'x' })) : []),
-      findOne: async () => {
-        if (name === 'orgs') return docs.org ? { _id: 'o1', ...docs.org } : null;
-        if (name === 'org_spend') return docs.spentMicroUsd === undefined ? null : { spentMicroUsd: docs.spentMicroUsd };
-        return null;
-      },
-    }),
-  } as never;
+    organization: async () => (docs.credentials ?? []).map((c) => ({ provider: c.provider, apiKey: open(c.sealedApiKey), baseUrl: c.baseUrl, updatedAt: 'x' })),
+    user: async () => [],
+  };
 }
 
 const env = { OPENAI_API_KEY: 'sk-env', ANTHROPIC_API_KEY: 'ak-env', GEMINI_API_KEY: '' };
@@ -28,11 +26,11 @@ const open = (sealed: string) => {
   if (!sealed.startsWith('sealed:')) throw new Error('bad seal');
   return sealed.slice('sealed:'.length);
 };
-const services = (store: unknown, extra: Record<string, string> = {}) => ({ config: loadConfig({ ...env, ...extra }), readStore: store as never, sealedBox: { open } });
+const services = (credentials: LlmCredentialLookup, extra: Record<string, string> = {}) => createLlmRegistry({ config: loadConfig({ ...env, ...extra }), credentials });
 
 describe('LLM registry', () => {
   it('uses the service-wide keys outside an organization; an empty variable is no key', async () => {
-    const { byProvider, problem } = await llmCredentials(services(fakeStore({})), { orgId: null });
+    const { byProvider, problem } = await services(fakeStore({})).credentials({ orgId: null });
     expect(problem).to.equal(null);
     expect(byProvider.openai).to.deep.equal({ apiKey: 'sk-env', baseUrl: 'https://api.openai.com/v1', source: 'environment' });
     expect(byProvider.anthropic?.source).to.equal('environment');
@@ -48,7 +46,7 @@ describe('LLM registry', () => {
         { provider: 'openai_compatible', sealedApiKey: 'sealed:none', baseUrl: 'http://10.0.0.5:8000/v1' },
       ],
     });
-    const { byProvider } = await llmCredentials(services(store, { OPENAI_BASE_URL: 'https://proxy.example/v1' }), { orgId: 'o1' });
+    const { byProvider } = await services(store, { OPENAI_BASE_URL: 'https://proxy.example/v1' }).credentials({ orgId: 'o1' });
     expect(byProvider.openai).to.deep.equal({ apiKey: 'sk-org', baseUrl: 'https://proxy.example/v1', source: 'organization' });
     expect(byProvider.openai_compatible).to.deep.equal({ apiKey: 'none', baseUrl: 'http://10.0.0.5:8000/v1', source: 'organization' });
     expect(byProvider.anthropic?.source, 'others fall back to the environment').to.equal('environment');
@@ -56,10 +54,10 @@ describe('LLM registry', () => {
 
   it('does not fall back to the service keys when the organization credentials cannot be opened', async () => {
     const store = fakeStore({ credentials: [{ provider: 'anthropic', sealedApiKey: 'garbage', baseUrl: null }] });
-    const creds = await llmCredentials(services(store), { orgId: 'o1' });
+    const creds = await services(store).credentials({ orgId: 'o1' });
     expect(creds.problem).to.match(/cannot be read/);
     expect(Object.keys(creds.byProvider)).to.deep.equal(['offline']);
-    const err = await llmProviderFor(services(store), { orgId: 'o1' }, 'openai').catch((e) => e);
+    const err = await services(store).providerFor({ orgId: 'o1' }, 'openai').catch((e) => e);
     expect(err.code).to.equal('PROVIDER_NOT_CONFIGURED');
     expect(err.message).to.match(/cannot be read/);
   });
@@ -74,10 +72,31 @@ describe('LLM registry', () => {
     expect(catalogueOf(config, 'anthropic').models).to.include('claude-sonnet-4-0');
   });
 
-  describe('budget gate', () => {
+  describe('budget gate (commands/orgs-budget.ts, decided on the log)', () => {
     const now = () => new Date('2026-03-15T10:00:00Z');
-    const gate = (docs: Parameters<typeof fakeStore>[0], orgId: string | null, provider: 'openai' | 'offline' = 'openai') =>
-      assertWithinBudget({ readStore: fakeStore(docs), now }, { orgId }, provider);
+    const metadata = { actorId: null, orgId: 'o1', workspaceId: null, correlationId: 'c', causationId: null, requestId: null, occurredAt: '2026-03-01T00:00:00.000Z' };
+    /** The org stream with its limit (none when `org` is absent) and March's spend stream. */
+    async function gate(docs: { org?: { budgetLimitUsd: number | null }; spentMicroUsd?: number }, orgId: string | null, provider: 'openai' | 'offline' = 'openai') {
+      const eventStore = new SqliteEventStore(':memory:');
+      const at = '2026-03-02T00:00:00.000Z';
+      if (docs.org) {
+        await eventStore.append('org-o1', [
+          { id: 'e1', type: 'OrganizationCreated', data: { orgId: 'o1', name: 'O', description: '', createdBy: 'u1', createdAt: at }, metadata },
+          { id: 'e2', type: 'OrganizationUpdated', data: { budgetLimitUsd: docs.org.budgetLimitUsd, updatedBy: 'u1', at }, metadata },
+        ], 'no_stream');
+      }
+      if (docs.spentMicroUsd) {
+        const data = { orgId: 'o1', amountUsd: docs.spentMicroUsd / 1_000_000, runId: null, spendId: null, at };
+        await eventStore.append(spendStreamId('o1', '2026-03'), [{ id: 'e3', type: 'LlmSpendRecorded', data, metadata }], 'no_stream');
+      }
+      // Last month's spend does not count in March.
+      await eventStore.append(spendStreamId('o1', '2026-02'), [{ id: 'e4', type: 'LlmSpendRecorded', data: { orgId: 'o1', amountUsd: 50, runId: null, spendId: null, at: '2026-02-20T00:00:00.000Z' }, metadata }], 'no_stream');
+      try {
+        await assertWithinBudget({ eventStore, clock: { now } }, { orgId }, provider);
+      } finally {
+        await eventStore.close();
+      }
+    }
 
     it('lets through an organization under its limit, without a limit, and the personal workspace', async () => {
       await gate({ org: { budgetLimitUsd: 1 }, spentMicroUsd: 999_999 }, 'o1');

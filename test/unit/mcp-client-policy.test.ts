@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { capResourceContents, capToolContent, truncateUtf8 } from '../../infra/mcp/client-limits.js';
 import { maskCredentials, McpClientError, toClientError } from '../../infra/mcp/client-errors.js';
-import { isStdioCommandAllowed, stdioEnvironment } from '../../infra/mcp/stdio-policy.js';
+import { isStdioCommandAllowed } from '../../domain/mcp/index.js';
+import { stdioEnvironment } from '../../infra/mcp/stdio-policy.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 
 describe('MCP client: stdio allowlist', () => {

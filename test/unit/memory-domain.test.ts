@@ -10,10 +10,8 @@ import {
   tokenize,
   type MemoryCommand,
   type MemoryEvent,
-  type MemoryState,
 } from '../../domain/memory/index.js';
-import { DomainError, fold } from '../../domain/shared/decider.js';
-import { httpStatusOf } from '../../api/errors.js';
+import { deciderSpec } from '../support/decider-spec.js';
 
 describe('memory tokenizer', () => {
   it('lower-cases, folds accents, drops stop words and stems lightly', () => {
@@ -56,49 +54,38 @@ describe('memory ranking', () => {
 });
 
 describe('memory decider', () => {
+  const spec = deciderSpec(memoryDecider);
   const tenant = { userId: 'u1', orgId: null, workspaceId: null };
   const author = { by: 'u1', source: 'api', at: '2026-01-01T00:00:00.000Z' };
   const save: MemoryCommand = { type: 'SaveMemory', memoryId: 'm1', text: 'hello', metadata: { a: 1 }, subject: { userId: 'alice', agentId: null, runId: null }, tenant, embedding: null, ...author };
-  const given = (...commands: MemoryCommand[]) =>
-    commands.reduce((state, c) => fold(memoryDecider.evolve, state, memoryDecider.decide(c, state)), memoryDecider.initialState as MemoryState);
-  const errorOf = (f: () => unknown) => {
-    try {
-      f();
-    } catch (err) {
-      return err as DomainError;
-    }
-    throw new Error('no error');
-  };
+  const saved = spec.given([]).when(save).events();
 
   it('saves once; a second save is MEMORY_EXISTS', () => {
-    const state = given(save);
-    expect(state).to.deep.include({ exists: true, text: 'hello', ownerId: 'u1', version: 0 });
-    expect(errorOf(() => memoryDecider.decide(save, state)).code).to.equal('MEMORY_EXISTS');
+    expect(spec.stateOf(saved)).to.deep.include({ exists: true, text: 'hello', ownerId: 'u1', version: 0 });
+    spec.given(saved).when(save).thenThrows('MEMORY_EXISTS');
   });
   it('update records old and new; an unchanged update emits nothing', () => {
-    const state = given(save);
-    const events = memoryDecider.decide({ type: 'UpdateMemory', memoryId: 'm1', tenant, text: 'bye', ...author }, state) as MemoryEvent[];
+    const events = spec.given(saved).when({ type: 'UpdateMemory', memoryId: 'm1', tenant, text: 'bye', ...author }).events() as MemoryEvent[];
     expect(events[0].type).to.equal('MemoryUpdated');
     expect(events[0].data).to.deep.include({ previousText: 'hello', text: 'bye', previousMetadata: { a: 1 }, metadata: { a: 1 } });
-    expect(memoryDecider.decide({ type: 'UpdateMemory', memoryId: 'm1', tenant, text: 'hello', metadata: { a: 1 }, ...author }, state)).to.deep.equal([]);
+    spec.given(saved).when({ type: 'UpdateMemory', memoryId: 'm1', tenant, text: 'hello', metadata: { a: 1 }, ...author }).then([]);
   });
-  it("another tenant, a wrong scope, or a deleted memory is MEMORY_NOT_FOUND (404)", () => {
-    const state = given(save);
+  it("another tenant, a wrong scope, or a deleted memory is MEMORY_NOT_FOUND (not_found: 404)", () => {
     const other = { userId: 'u2', orgId: null, workspaceId: null };
     for (const command of [
       { type: 'UpdateMemory', memoryId: 'm1', tenant: other, text: 'x', ...author },
       { type: 'DeleteMemory', memoryId: 'm1', tenant: other, ...author },
       { type: 'DeleteMemory', memoryId: 'm1', tenant, scope: { userId: 'bob' }, ...author },
     ] as MemoryCommand[]) {
-      const err = errorOf(() => memoryDecider.decide(command, state));
-      expect([err.code, httpStatusOf(err)]).to.deep.equal(['MEMORY_NOT_FOUND', 404]);
+      spec.given(saved).when(command).thenThrows('MEMORY_NOT_FOUND', 'not_found');
     }
-    const deleted = given(save, { type: 'DeleteMemory', memoryId: 'm1', tenant, scope: { userId: 'alice' }, ...author });
-    expect(deleted.deleted).to.equal(true);
-    expect(errorOf(() => memoryDecider.decide({ type: 'DeleteMemory', memoryId: 'm1', tenant, ...author }, deleted)).code).to.equal('MEMORY_NOT_FOUND');
+    const deletion = spec.given(saved).when({ type: 'DeleteMemory', memoryId: 'm1', tenant, scope: { userId: 'alice' }, ...author }).events();
+    const deleted = [...saved, ...deletion];
+    expect(spec.stateOf(deleted).deleted).to.equal(true);
+    spec.given(deleted).when({ type: 'DeleteMemory', memoryId: 'm1', tenant, ...author }).thenThrows('MEMORY_NOT_FOUND');
   });
   it('evolve never mutates its input', () => {
-    const state = given(save);
+    const state = spec.stateOf(saved);
     const frozen = JSON.stringify(state);
     memoryDecider.evolve(state, { type: 'MemoryDeleted', data: { memoryId: 'm1', previousText: 'hello', previousMetadata: {}, ...author } });
     expect(JSON.stringify(state)).to.equal(frozen);

@@ -11,17 +11,15 @@ import {
   type MessagingCommand,
   type MessagingEvent,
 } from '../../domain/messaging/index.js';
-import { DomainError, fold } from '../../domain/shared/decider.js';
-import { ackOf, receivedMessageOf, verifyWahaSignature, wahaSignatureOf } from '../../infra/messaging/waha-inbound.js';
-import { httpStatusOf } from '../../api/errors.js';
+import { ackOf, receivedMessageOf, verifyWahaSignature, wahaInbound, wahaSignatureOf } from '../../infra/messaging/waha-inbound.js';
+import { deciderSpec } from '../support/decider-spec.js';
 
 const at = '2026-01-01T00:00:00.000Z';
-const given = (events: MessagingEvent[]) => fold(messagingDecider.evolve, messagingDecider.initialState, events);
-const when = (events: MessagingEvent[], command: MessagingCommand) => messagingDecider.decide(command, given(events));
+const spec = deciderSpec(messagingDecider);
 /** Decide and fold, the way the handler does: the history grows with what was decided. */
 function run(history: MessagingEvent[], ...commands: MessagingCommand[]): MessagingEvent[] {
   const all = [...history];
-  for (const c of commands) all.push(...when(all, c));
+  for (const c of commands) all.push(...spec.given(all).when(c).events());
   return all;
 }
 
@@ -41,18 +39,6 @@ const message = (id: string, extra: Partial<ChatMessage> = {}): ChatMessage => (
   ...extra,
 });
 
-function expectRejected(fn: () => unknown, code: string, status?: number) {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).to.be.instanceOf(DomainError);
-    expect((err as DomainError).code).to.equal(code);
-    if (status) expect(httpStatusOf(err as DomainError)).to.equal(status);
-    return;
-  }
-  expect.fail(`expected ${code}`);
-}
-
 describe('messaging session decider', () => {
   it('records each status change with the previous one, once', () => {
     const statuses = working.filter((e) => e.type === 'MessagingSessionStatusChanged').map((e) => e.data);
@@ -60,22 +46,22 @@ describe('messaging session decider', () => {
       ['STOPPED', 'STARTING'],
       ['STARTING', 'WORKING'],
     ]);
-    expect(when(working, { type: 'ChangeStatus', status: 'WORKING', at })).to.deep.equal([]);
-    expect(when(working, { type: 'ChangeStatus', status: 'WORKING', me: { id: 's1@embedded' }, at })).to.deep.equal([]);
+    spec.given(working).when({ type: 'ChangeStatus', status: 'WORKING', at }).then([]);
+    spec.given(working).when({ type: 'ChangeStatus', status: 'WORKING', me: { id: 's1@embedded' }, at }).then([]);
     // A late answer for an older state is dropped.
-    expect(when(working, { type: 'ChangeStatus', status: 'SCAN_QR_CODE', qr: 'x', onlyFrom: ['STARTING'], at })).to.deep.equal([]);
-    expectRejected(() => when([init], { type: 'InitializeSession', ...init.data, at } as MessagingCommand), 'MESSAGING_SESSION_EXISTS', 409);
+    spec.given(working).when({ type: 'ChangeStatus', status: 'SCAN_QR_CODE', qr: 'x', onlyFrom: ['STARTING'], at }).then([]);
+    spec.given([init]).when({ type: 'InitializeSession', ...init.data, at } as MessagingCommand).thenThrows('MESSAGING_SESSION_EXISTS', 'conflict');
   });
 
   it('a new QR while scanning is recorded, the same one is not', () => {
     const scanning = run([init], { type: 'ChangeStatus', status: 'SCAN_QR_CODE', qr: 'q1', at });
-    expect(when(scanning, { type: 'ChangeStatus', status: 'SCAN_QR_CODE', qr: 'q1', at })).to.deep.equal([]);
-    expect(when(scanning, { type: 'ChangeStatus', status: 'SCAN_QR_CODE', qr: 'q2', at })).to.have.length(1);
+    spec.given(scanning).when({ type: 'ChangeStatus', status: 'SCAN_QR_CODE', qr: 'q1', at }).then([]);
+    expect(spec.given(scanning).when({ type: 'ChangeStatus', status: 'SCAN_QR_CODE', qr: 'q2', at }).events()).to.have.length(1);
   });
 
   it('sends only while WORKING', () => {
-    expectRejected(() => when([init], { type: 'RecordSent', message: message('m1', { fromMe: true }), at }), 'MESSAGING_SESSION_NOT_WORKING', 409);
-    const [sent] = when(working, { type: 'RecordSent', message: message('m1', { fromMe: true }), at });
+    spec.given([init]).when({ type: 'RecordSent', message: message('m1', { fromMe: true }), at }).thenThrows('MESSAGING_SESSION_NOT_WORKING', 'conflict');
+    const [sent] = spec.given(working).when({ type: 'RecordSent', message: message('m1', { fromMe: true }), at }).events();
     expect(sent).to.deep.include({ type: 'MessageSent' });
     expect((sent.data as any).ack).to.equal('PENDING');
   });
@@ -84,43 +70,43 @@ describe('messaging session decider', () => {
     const sent = run(working, { type: 'RecordSent', message: message('m1', { fromMe: true, chatId: 's2@embedded' }), at });
     const server = run(sent, { type: 'ChangeAck', messageId: 'm1', ack: 'SERVER', at });
     expect(server.at(-1)!.data).to.include({ ack: 'SERVER', previous: 'PENDING', chatId: 's2@embedded' });
-    expect(when(server, { type: 'ChangeAck', messageId: 'm1', ack: 'SERVER', at })).to.deep.equal([]);
-    expect(when(server, { type: 'ChangeAck', messageId: 'm1', ack: 'PENDING', at })).to.deep.equal([]);
+    spec.given(server).when({ type: 'ChangeAck', messageId: 'm1', ack: 'SERVER', at }).then([]);
+    spec.given(server).when({ type: 'ChangeAck', messageId: 'm1', ack: 'PENDING', at }).then([]);
     const read = run(server, { type: 'ChangeAck', messageId: 'm1', ack: 'READ', at });
     expect(read.at(-1)!.data).to.include({ ack: 'READ', previous: 'SERVER' });
-    expect(when(read, { type: 'ChangeAck', messageId: 'm1', ack: 'DEVICE', at })).to.deep.equal([]);
-    expect(when(read, { type: 'ChangeAck', messageId: 'unknown', ack: 'READ', at })).to.deep.equal([]);
+    spec.given(read).when({ type: 'ChangeAck', messageId: 'm1', ack: 'DEVICE', at }).then([]);
+    spec.given(read).when({ type: 'ChangeAck', messageId: 'unknown', ack: 'READ', at }).then([]);
   });
 
   it('a redelivered message is received once; mark read covers all or up to an id', () => {
     const received = run(working, ...['a', 'b', 'c'].map((id) => ({ type: 'RecordReceived', message: message(id), at }) as MessagingCommand));
     expect(received.filter((e) => e.type === 'MessageReceived')).to.have.length(3);
-    expect(when(received, { type: 'RecordReceived', message: message('b'), at })).to.deep.equal([]);
-    const [upToB] = when(received, { type: 'MarkRead', chatId: 's2@embedded', upToMessageId: 'b', at });
+    spec.given(received).when({ type: 'RecordReceived', message: message('b'), at }).then([]);
+    const [upToB] = spec.given(received).when({ type: 'MarkRead', chatId: 's2@embedded', upToMessageId: 'b', at }).events();
     expect((upToB.data as any).messages.map((m: { id: string }) => m.id)).to.deep.equal(['a', 'b']);
     const after = [...received, upToB];
-    expect(given(after).unread['s2@embedded'].map((m) => m.id)).to.deep.equal(['c']);
-    expect(when(after, { type: 'MarkRead', chatId: 's2@embedded', upToMessageId: 'a', at })).to.deep.equal([]);
-    const [all] = when(after, { type: 'MarkRead', chatId: 's2@embedded', upToMessageId: null, at });
+    expect(spec.stateOf(after).unread['s2@embedded'].map((m) => m.id)).to.deep.equal(['c']);
+    spec.given(after).when({ type: 'MarkRead', chatId: 's2@embedded', upToMessageId: 'a', at }).then([]);
+    const [all] = spec.given(after).when({ type: 'MarkRead', chatId: 's2@embedded', upToMessageId: null, at }).events();
     expect((all.data as any).messages).to.deep.equal([{ id: 'c', from: 's2@embedded' }]);
     // Still remembered after being read: a late redelivery is not a new unread message.
-    expect(when([...after, all], { type: 'RecordReceived', message: message('a'), at })).to.deep.equal([]);
+    spec.given([...after, all]).when({ type: 'RecordReceived', message: message('a'), at }).then([]);
   });
 
   it('joins a group once; delete stops the session and keeps refusing', () => {
     const group = { id: 'g1@g.embedded', name: 'G', participants: ['s1@embedded', 's2@embedded'] };
     const joined = run(working, { type: 'JoinGroup', group, createdBy: 's1@embedded', at });
-    expect(when(joined, { type: 'JoinGroup', group, createdBy: 's1@embedded', at })).to.deep.equal([]);
+    spec.given(joined).when({ type: 'JoinGroup', group, createdBy: 's1@embedded', at }).then([]);
     const deleted = run(joined, { type: 'DeleteSession', at });
     expect(deleted.slice(-2).map((e) => e.type)).to.deep.equal(['MessagingSessionStatusChanged', 'MessagingSessionDeleted']);
     expect(deleted.at(-2)!.data).to.include({ status: 'STOPPED', previous: 'WORKING' });
-    expectRejected(() => when(deleted, { type: 'DeleteSession', at }), 'MESSAGING_SESSION_NOT_FOUND', 404);
-    expect(when(deleted, { type: 'RecordReceived', message: message('late'), at })).to.deep.equal([]);
-    expectRejected(() => when([], { type: 'ChangeStatus', status: 'WORKING', at }), 'MESSAGING_SESSION_NOT_FOUND', 404);
+    spec.given(deleted).when({ type: 'DeleteSession', at }).thenThrows('MESSAGING_SESSION_NOT_FOUND', 'not_found');
+    spec.given(deleted).when({ type: 'RecordReceived', message: message('late'), at }).then([]);
+    spec.given([]).when({ type: 'ChangeStatus', status: 'WORKING', at }).thenThrows('MESSAGING_SESSION_NOT_FOUND', 'not_found');
   });
 
   it('caps what the state tracks: newest unread per chat, newest open acks', () => {
-    let state = given(working);
+    let state = spec.stateOf(working);
     for (let i = 0; i < UNREAD_TRACK_LIMIT + 5; i++) {
       state = messagingDecider.evolve(state, { type: 'MessageReceived', data: { sessionId: 's1', message: { ...message(`r${i}`), fromMe: false }, at } });
     }
@@ -135,7 +121,7 @@ describe('messaging session decider', () => {
   });
 
   it('evolve never mutates the state it is given', () => {
-    const state = Object.freeze(given(working));
+    const state = Object.freeze(spec.stateOf(working));
     const next = messagingDecider.evolve(state, { type: 'MessageReceived', data: { sessionId: 's1', message: { ...message('z'), fromMe: false }, at } });
     expect(next).not.to.equal(state);
     expect(state.unread).to.deep.equal({});
@@ -168,6 +154,25 @@ describe('messaging addresses and WAHA wire helpers', () => {
     expect(verifyWahaSignature(body, key, wahaSignatureOf(`${body} `, key))).to.equal(false);
     expect(verifyWahaSignature(body, key, undefined)).to.equal(false);
     expect(verifyWahaSignature(body, key, 'short')).to.equal(false);
+  });
+
+  it('reads WAHA events through the inbound port: signature, status with me, message, ack, and what it ignores', () => {
+    const key = 'k'.repeat(20);
+    const inbound = wahaInbound(key);
+    const body = '{"event":"message"}';
+    expect(inbound.verify(body, wahaSignatureOf(body, key))).to.equal(true);
+    expect(inbound.verify(body, 'nope')).to.equal(false);
+    expect(wahaInbound(undefined).verify(body, wahaSignatureOf(body, key))).to.equal(false);
+    const now = new Date(at);
+    expect(inbound.translate({ event: 'session.status', payload: { status: 'WORKING', me: { id: 'me@c.us', pushName: 'Me' } } }, null, now)).to.deep.equal({ type: 'status', status: 'WORKING', me: { id: 'me@c.us', pushName: 'Me' } });
+    expect(inbound.translate({ event: 'session.status', payload: { status: 'WORKING' }, me: { id: 'me@c.us' } }, null, now)).to.deep.equal({ type: 'status', status: 'WORKING', me: { id: 'me@c.us' } });
+    expect(inbound.translate({ event: 'session.status', payload: { status: 'SCAN_QR_CODE', me: { id: 'me@c.us' } } }, null, now)).to.deep.equal({ type: 'status', status: 'SCAN_QR_CODE' });
+    expect(inbound.translate({ event: 'session.status', payload: { status: 'NOPE' } }, null, now)).to.equal(null);
+    expect(inbound.translate({ event: 'message', payload: { id: 'x', from: 'a@c.us', body: 'hi' } }, 'me@c.us', now)).to.deep.include({ type: 'message' });
+    expect(inbound.translate({ event: 'message', payload: { id: 'x', from: 'a@c.us', fromMe: true } }, 'me@c.us', now)).to.equal(null);
+    expect(inbound.translate({ event: 'message.ack', payload: { id: { _serialized: 'm1' }, ack: 3 } }, null, now)).to.deep.equal({ type: 'ack', messageId: 'm1', ack: 'READ' });
+    expect(inbound.translate({ event: 'message.ack', payload: { ack: 3 } }, null, now)).to.equal(null);
+    expect(inbound.translate({ event: 'presence.update', payload: {} }, null, now)).to.equal(null);
   });
 
   it("maps WAHA's acks and messages", () => {

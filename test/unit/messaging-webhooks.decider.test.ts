@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
-import { DomainError, fold } from '../../domain/shared/decider.js';
 import {
   backoffDelayMs,
+  deliverableReason,
   deliveryDecider,
   judgeAttempt,
   parseRetryAfter,
@@ -12,14 +12,14 @@ import {
   type DeliveryCommand,
   type DeliveryEvent,
   type RetryPolicy,
-  type WebhookCommand,
   type WebhookEvent,
 } from '../../domain/messaging-webhooks/index.js';
 import { signedHeaders, signingKeyOf } from '../../infra/messaging-webhooks/signing.js';
+import { deciderSpec } from '../support/decider-spec.js';
 
 const at = '2026-01-01T00:00:00.000Z';
-const hook = (events: WebhookEvent[], command: WebhookCommand) => webhookDecider.decide(command, fold(webhookDecider.evolve, webhookDecider.initialState, events));
-const delivery = (events: DeliveryEvent[], command: DeliveryCommand) => deliveryDecider.decide(command, fold(deliveryDecider.evolve, deliveryDecider.initialState, events));
+const hook = deciderSpec(webhookDecider);
+const delivery = deciderSpec(deliveryDecider);
 const configured: WebhookEvent = { type: 'WebhookConfigured', data: { sessionId: 's1', webhookId: 'w1', url: 'https://example.com/h', events: ['message'], secretSealed: 'v1.x', at } };
 const scheduled: DeliveryEvent = {
   type: 'WebhookDeliveryScheduled',
@@ -30,49 +30,46 @@ const attempted = (attempt: number, outcome: 'succeeded' | 'retry' | 'failed'): 
   data: { attempt, statusCode: outcome === 'succeeded' ? 200 : 500, error: outcome === 'succeeded' ? null : 'HTTP_500', durationMs: 3, outcome, nextAttemptAt: outcome === 'retry' ? at : null, at },
 });
 const policy: RetryPolicy = { maxAttempts: 4, baseMs: 1000, factor: 2, maxMs: 10_000, jitter: 0.2, retryAfterMaxMs: 60_000 };
-
-function expectRejected(fn: () => unknown, code: string) {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).to.be.instanceOf(DomainError);
-    expect((err as DomainError).code).to.equal(code);
-    return;
-  }
-  expect.fail(`expected ${code}`);
-}
+const activeHook = { isActive: true, deactivatedReason: null };
+const redeliver = (webhook: Extract<DeliveryCommand, { type: 'RequestRedelivery' }>['webhook'] = activeHook, sessionId = 's1'): DeliveryCommand => ({ type: 'RequestRedelivery', sessionId, webhook, requestedBy: 'u1', at });
 
 describe('webhook decider', () => {
   it('configures, dedupes event names, and wants only what it names (or everything with *)', () => {
-    const [event] = hook([], { type: 'ConfigureWebhook', sessionId: 's1', webhookId: 'w1', url: 'https://example.com/h', events: ['message', 'message'], secretSealed: 'v1.x', at });
-    expect(event).to.deep.equal(configured);
-    const state = fold(webhookDecider.evolve, webhookDecider.initialState, [configured]);
+    hook.given([]).when({ type: 'ConfigureWebhook', sessionId: 's1', webhookId: 'w1', url: 'https://example.com/h', events: ['message', 'message'], secretSealed: 'v1.x', at }).then([configured]);
+    hook.given([]).when({ type: 'ConfigureWebhook', sessionId: 's1', webhookId: 'w1', url: 'https://example.com/h', events: [], secretSealed: 'v1.x', at }).thenThrows('WEBHOOK_EVENTS_REQUIRED', 'invalid');
+    const state = hook.stateOf([configured]);
     expect(wantsEvent(state, 'message')).to.equal(true);
     expect(wantsEvent(state, 'message_ack')).to.equal(false);
-    const all = fold(webhookDecider.evolve, webhookDecider.initialState, [{ ...configured, data: { ...configured.data, events: ['*'] } } as WebhookEvent]);
+    const all = hook.stateOf([{ ...configured, data: { ...configured.data, events: ['*'] } } as WebhookEvent]);
     expect(wantsEvent(all, 'session.status')).to.equal(true);
   });
 
   it('counts consecutive failed deliveries once each and deactivates at the threshold; a success resets', () => {
-    const first = hook([configured], { type: 'CountDeliveryFailure', deliveryId: 'd1', threshold: 2, at });
+    const first = hook.given([configured]).when({ type: 'CountDeliveryFailure', deliveryId: 'd1', threshold: 2, at }).events();
     expect(first.map((e) => e.type)).to.deep.equal(['WebhookDeliveryFailureCounted']);
-    expect(hook([configured, ...first], { type: 'CountDeliveryFailure', deliveryId: 'd1', threshold: 2, at })).to.deep.equal([]);
-    const second = hook([configured, ...first], { type: 'CountDeliveryFailure', deliveryId: 'd2', threshold: 2, at });
+    hook.given([configured, ...first]).when({ type: 'CountDeliveryFailure', deliveryId: 'd1', threshold: 2, at }).then([]);
+    const second = hook.given([configured, ...first]).when({ type: 'CountDeliveryFailure', deliveryId: 'd2', threshold: 2, at }).events();
     expect(second.map((e) => e.type)).to.deep.equal(['WebhookDeliveryFailureCounted', 'WebhookDeactivated']);
     expect((second[1].data as { reason: string }).reason).to.equal('TOO_MANY_FAILURES');
-    expect(hook([configured, ...first], { type: 'CountDeliverySuccess', deliveryId: 'd3', at }).map((e) => e.type)).to.deep.equal(['WebhookFailuresReset']);
-    expect(hook([configured], { type: 'CountDeliverySuccess', deliveryId: 'd3', at })).to.deep.equal([]);
+    expect(hook.given([configured, ...first]).when({ type: 'CountDeliverySuccess', deliveryId: 'd3', at }).events().map((e) => e.type)).to.deep.equal(['WebhookFailuresReset']);
+    hook.given([configured]).when({ type: 'CountDeliverySuccess', deliveryId: 'd3', at }).then([]);
     // Configuring again reactivates with a clean count.
-    const reconfigured = fold(webhookDecider.evolve, webhookDecider.initialState, [configured, ...first, ...second, configured]);
+    const reconfigured = hook.stateOf([configured, ...first, ...second, configured]);
     expect(reconfigured).to.include({ isActive: true, deactivatedReason: null });
     expect(reconfigured.failingDeliveryIds).to.deep.equal([]);
   });
 
   it('deactivates once (410, deleted session); nothing to do without a webhook', () => {
-    const gone = hook([configured], { type: 'DeactivateWebhook', reason: 'GONE', deliveryId: 'd1', statusCode: 410, at });
+    const gone = hook.given([configured]).when({ type: 'DeactivateWebhook', reason: 'GONE', deliveryId: 'd1', statusCode: 410, at }).then([
+      { type: 'WebhookDeactivated', data: { reason: 'GONE', deliveryId: 'd1', statusCode: 410, at } },
+    ]);
     expect(gone).to.have.length(1);
-    expect(hook([configured, ...gone], { type: 'DeactivateWebhook', reason: 'SESSION_DELETED', deliveryId: null, statusCode: null, at })).to.deep.equal([]);
-    expect(hook([], { type: 'DeactivateWebhook', reason: 'SESSION_DELETED', deliveryId: null, statusCode: null, at })).to.deep.equal([]);
+    hook.given([configured, ...gone]).when({ type: 'DeactivateWebhook', reason: 'SESSION_DELETED', deliveryId: null, statusCode: null, at }).then([]);
+    hook.given([]).when({ type: 'DeactivateWebhook', reason: 'SESSION_DELETED', deliveryId: null, statusCode: null, at }).then([]);
+    // What an attempt finds: nothing configured, deactivated, or ready to be sent to.
+    expect(deliverableReason(hook.stateOf([]))).to.equal('WEBHOOK_NOT_CONFIGURED');
+    expect(deliverableReason(hook.stateOf([configured, ...gone]))).to.equal('WEBHOOK_INACTIVE');
+    expect(deliverableReason(hook.stateOf([configured]))).to.equal(null);
   });
 });
 
@@ -90,31 +87,44 @@ describe('delivery decider', () => {
 
   it('schedules once per id', () => {
     const command: DeliveryCommand = { type: 'ScheduleDelivery', deliveryId: 'd1', sessionId: 's1', webhookId: 'w1', eventType: 'message', sourceEventId: 'e1', messageId: 'msg_d1', body: '{}', at };
-    expect(delivery([], command)).to.deep.equal([scheduled]);
-    expect(delivery([scheduled], command)).to.deep.equal([]);
+    delivery.given([]).when(command).then([scheduled]);
+    delivery.given([scheduled]).when(command).then([]);
   });
 
   it('records attempts in order while pending, and refuses them after the end', () => {
-    expect(delivery([scheduled], record(1, 'retry'))).to.have.length(1);
-    expectRejected(() => delivery([scheduled], record(2, 'retry')), 'ATTEMPT_OUT_OF_ORDER');
-    expectRejected(() => delivery([scheduled, attempted(1, 'succeeded')], record(2, 'retry')), 'DELIVERY_NOT_PENDING');
-    expectRejected(() => delivery([scheduled], { ...(record(1, 'failed') as Extract<DeliveryCommand, { type: 'RecordAttempt' }>), nextAttemptAt: at }), 'ATTEMPT_INCONSISTENT');
+    expect(delivery.given([scheduled]).when(record(1, 'retry')).events()).to.have.length(1);
+    delivery.given([scheduled]).when(record(2, 'retry')).thenThrows('ATTEMPT_OUT_OF_ORDER', 'conflict');
+    delivery.given([scheduled, attempted(1, 'succeeded')]).when(record(2, 'retry')).thenThrows('DELIVERY_NOT_PENDING', 'conflict');
+    delivery.given([scheduled]).when({ ...(record(1, 'failed') as Extract<DeliveryCommand, { type: 'RecordAttempt' }>), nextAttemptAt: at }).thenThrows('ATTEMPT_INCONSISTENT', 'invalid');
+    delivery.given([]).when(record(1, 'retry')).thenThrows('DELIVERY_NOT_FOUND', 'not_found');
   });
 
   it('redelivers only a failed delivery, starting a new round that continues the attempt count', () => {
-    expectRejected(() => delivery([scheduled], { type: 'RequestRedelivery', requestedBy: 'u1', at }), 'DELIVERY_NOT_FAILED');
-    expectRejected(() => delivery([scheduled, attempted(1, 'succeeded')], { type: 'RequestRedelivery', requestedBy: 'u1', at }), 'DELIVERY_NOT_FAILED');
+    delivery.given([scheduled]).when(redeliver()).thenThrows('DELIVERY_NOT_FAILED', 'conflict');
+    delivery.given([scheduled, attempted(1, 'succeeded')]).when(redeliver()).thenThrows('DELIVERY_NOT_FAILED', 'conflict');
     const failed = [scheduled, attempted(1, 'retry'), attempted(2, 'failed')];
-    const events = delivery(failed, { type: 'RequestRedelivery', requestedBy: 'u1', at });
-    const state = fold(deliveryDecider.evolve, deliveryDecider.initialState, [...failed, ...events]);
+    const events = delivery.given(failed).when(redeliver()).then([{ type: 'WebhookRedeliveryRequested', data: { requestedBy: 'u1', at } }]);
+    const state = delivery.stateOf([...failed, ...events]);
     expect(state).to.include({ status: 'pending', attempts: 2, attemptsInRound: 0, nextAttemptAt: at });
-    expect(delivery([...failed, ...events], record(3, 'succeeded'))).to.have.length(1);
+    expect(delivery.given([...failed, ...events]).when(record(3, 'succeeded')).events()).to.have.length(1);
+  });
+
+  it("redelivers only through the delivery's own session, and not to an inactive webhook", () => {
+    const failed = [scheduled, attempted(1, 'failed')];
+    delivery.given([]).when(redeliver()).thenThrows('DELIVERY_NOT_FOUND', 'not_found');
+    delivery.given(failed).when(redeliver(activeHook, 's2')).thenThrows('DELIVERY_NOT_FOUND', 'not_found');
+    const gone = delivery.given(failed).when(redeliver({ isActive: false, deactivatedReason: 'GONE' })).thenThrows('WEBHOOK_INACTIVE', 'conflict');
+    expect(gone.message).to.equal('the webhook is inactive (GONE); configure it again before redelivering');
+    const never = delivery.given(failed).when(redeliver({ isActive: false, deactivatedReason: null })).thenThrows('WEBHOOK_INACTIVE', 'conflict');
+    expect(never.message).to.contain('(not configured)');
+    // A delivery that has not failed says so first, whatever the webhook's state.
+    delivery.given([scheduled]).when(redeliver({ isActive: false, deactivatedReason: 'GONE' })).thenThrows('DELIVERY_NOT_FAILED', 'conflict');
   });
 
   it('cancels a pending delivery (webhook inactive) as failed', () => {
-    const events = delivery([scheduled], { type: 'CancelDelivery', reason: 'WEBHOOK_INACTIVE', at });
-    expect(fold(deliveryDecider.evolve, deliveryDecider.initialState, [scheduled, ...events]).status).to.equal('failed');
-    expect(delivery([scheduled, attempted(1, 'succeeded')], { type: 'CancelDelivery', reason: 'WEBHOOK_INACTIVE', at })).to.deep.equal([]);
+    const events = delivery.given([scheduled]).when({ type: 'CancelDelivery', reason: 'WEBHOOK_INACTIVE', at }).then([{ type: 'WebhookDeliveryCancelled', data: { reason: 'WEBHOOK_INACTIVE', at } }]);
+    expect(delivery.stateOf([scheduled, ...events]).status).to.equal('failed');
+    delivery.given([scheduled, attempted(1, 'succeeded')]).when({ type: 'CancelDelivery', reason: 'WEBHOOK_INACTIVE', at }).then([]);
   });
 });
 

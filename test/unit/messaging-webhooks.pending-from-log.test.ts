@@ -40,7 +40,7 @@ describe('webhook sweep: pending deliveries derived from the event log', () => {
     // Later sweeps read only what was appended since: the retry ends failed, a redelivery is pending again.
     await attempt('d-retry', 2, '2026-01-01T00:10:01.000Z', 'failed', null);
     await attempt('d-new', 1, '2026-01-01T00:10:02.000Z', 'failed', null);
-    await executeDeliveryCommand(store, at('2026-01-01T00:20:00.000Z'), 'd-new', { type: 'RequestRedelivery', requestedBy: 'u1' });
+    await executeDeliveryCommand(store, at('2026-01-01T00:20:00.000Z'), 'd-new', { type: 'RequestRedelivery', sessionId: 's1', webhook: { isActive: true, deactivatedReason: null }, requestedBy: 'u1' });
     expect(await pending.refresh()).to.equal(3);
     expect(pending.overdue(new Date('2026-01-01T01:00:00.000Z'), 10)).to.deep.equal([{ _id: 'd-new', nextAttemptAt: '2026-01-01T00:20:00.000Z' }]);
     expect(await pending.refresh()).to.equal(0);

@@ -1,16 +1,21 @@
 import { expect } from 'chai';
-import { answerPromptCondition, DEFAULT_NODE_KIND, nodeKindFor, nodeKindsFor, type ExecutionContext } from '../../consumers/runs-kinds/index.js';
+import { answerPromptCondition, DEFAULT_NODE_KIND, nodeKindFor, nodeKindsFor, type ExecutionContext, type NodeKindPorts } from '../../consumers/runs-kinds/index.js';
 import { NODE_TYPES } from '../../domain/flows/node-data.js';
 import type { RunNode } from '../../domain/runs/index.js';
 import { loadConfig } from '../../infra/config.js';
-import type { Services } from '../../infra/ports/services.js';
+import { outboundHttp } from '../../infra/http/outbound.js';
+import { createLlmRegistry } from '../../infra/llm/registry.js';
+import { systemClock } from '../../infra/ports/clock.js';
 import { startFakeOpenAi, type FakeLlmServer } from '../support/fake-llm/index.js';
 
 /** Dispatch of node kinds, the offline llm kind, and usePrompt conditions. */
 
-const noStore = { collection: () => ({ find: async () => [], findOne: async () => null }) } as never;
-const servicesWith = (env: Record<string, string> = {}) =>
-  ({ config: loadConfig({ LLM_MAX_RETRIES: '0', ...env }), readStore: noStore, sealedBox: { open: (s: string) => s }, now: () => new Date() }) as unknown as Services;
+/** Personal callers only (no budget, so no event store); nobody has stored credentials. */
+function portsWith(env: Record<string, string> = {}): NodeKindPorts {
+  const config = loadConfig({ LLM_MAX_RETRIES: '0', ...env });
+  const llm = createLlmRegistry({ config, credentials: { organization: async () => [], user: async () => [] } });
+  return { llm, outbound: outboundHttp, settings: config, clock: systemClock } as unknown as NodeKindPorts;
+}
 
 function context(extra: Partial<ExecutionContext> = {}): ExecutionContext {
   return { processId: 'p1', flowId: 'f1', orgId: null, signal: new AbortController().signal, inputs: { name: 'Ada' }, previous: 'before', nodes: {}, variables: {}, input: 'before', ...extra };
@@ -18,7 +23,7 @@ function context(extra: Partial<ExecutionContext> = {}): ExecutionContext {
 const node = (data: Record<string, unknown>): RunNode => ({ id: 'n', data: data as RunNode['data'] });
 
 describe('nodeKindsFor', () => {
-  const kinds = nodeKindsFor(servicesWith());
+  const kinds = nodeKindsFor(portsWith());
 
   it('has a kind for every node type, each under its own name, and a default', () => {
     for (const type of NODE_TYPES) expect(kinds[type]?.type, type).to.equal(type);
@@ -40,7 +45,7 @@ describe('nodeKindsFor', () => {
 });
 
 describe('llm kind with the offline provider', () => {
-  const kinds = nodeKindsFor(servicesWith());
+  const kinds = nodeKindsFor(portsWith());
 
   it('outputs the rendered prompt; tokens are the words of prompt plus output; cost 0; metadata says offline', async () => {
     const result = await kinds.llm.execute(node({ nodeType: 'llm', llm: 'offline', model: 'whatever', prompt: 'Hello {{inputs.name}}, and {{previous}}' }), context());
@@ -67,14 +72,14 @@ describe('llm kind with the offline provider', () => {
 
 describe('answerPromptCondition', () => {
   let fake: FakeLlmServer;
-  let services: Services;
+  let ports: NodeKindPorts;
   const condition = { usePrompt: true, prompt: 'Is the text positive?', targetNodeId: 'next' };
   const openaiNode = { nodeType: 'llm', llm: 'openai', model: 'gpt-4o' } as RunNode['data'];
   const signal = new AbortController().signal;
 
   before(async () => {
     fake = await startFakeOpenAi();
-    services = servicesWith({ OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: `${fake.url}/v1` });
+    ports = portsWith({ OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: `${fake.url}/v1` });
   });
   after(() => fake.close());
 
@@ -86,7 +91,7 @@ describe('answerPromptCondition', () => {
     it(`reads "${answer}" as ${expected}${unparseable ? ' and says it could not parse it' : ''}`, async () => {
       fake.text = answer;
       fake.requests.length = 0;
-      const out = await answerPromptCondition(services, { orgId: null }, openaiNode, condition, 'What a lovely day', signal);
+      const out = await answerPromptCondition(ports, { orgId: null }, openaiNode, condition, 'What a lovely day', signal);
       expect(out.result).to.equal(expected);
       expect(out.metadata).to.include({ provider: 'openai', answer });
       expect(out.metadata.unparseable === true).to.equal(unparseable);
@@ -98,13 +103,13 @@ describe('answerPromptCondition', () => {
   }
 
   it('the offline provider echoes the question, which is neither yes nor no: false, flagged', async () => {
-    const out = await answerPromptCondition(services, { orgId: null }, { llm: 'offline' } as RunNode['data'], condition, 'text', signal);
+    const out = await answerPromptCondition(ports, { orgId: null }, { llm: 'offline' } as RunNode['data'], condition, 'text', signal);
     expect(out.result).to.equal(false);
     expect(out.metadata).to.include({ unparseable: true, offline: true });
   });
 
   it('a node without a provider cannot answer: CONDITION_NEEDS_MODEL', async () => {
-    const err = await answerPromptCondition(services, { orgId: null }, {} as RunNode['data'], condition, 'text', signal).then(() => null, (e: unknown) => e as { code: string });
+    const err = await answerPromptCondition(ports, { orgId: null }, {} as RunNode['data'], condition, 'text', signal).then(() => null, (e: unknown) => e as { code: string });
     expect(err?.code).to.equal('CONDITION_NEEDS_MODEL');
   });
 });

@@ -2,12 +2,16 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { createProbe, incrementProbe } from '../../commands/probes.js';
 import type { CommandContext } from '../../commands/handle.js';
+import { rebuildProjection } from '../../commands/operations.js';
+import { operationDecider, projectionStreamId, type OperationEvent } from '../../domain/operations/index.js';
+import { DomainError } from '../../domain/shared/decider.js';
 import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
 import { createLogger } from '../../infra/logger.js';
 import { ProjectionRunner } from '../../infra/projection-runner.js';
 import { MemoryReadStore } from '../../infra/read-store/memory.js';
 import { probesProjector } from '../../projections/probes.js';
 import type { Projector } from '../../projections/projector.js';
+import { deciderSpec } from '../support/decider-spec.js';
 
 const context = (): CommandContext => ({
   actorId: null, orgId: null, workspaceId: null, correlationId: 'c', causationId: null, requestId: null, now: new Date(),
@@ -85,5 +89,39 @@ describe('projection runner', () => {
     await new Promise((r) => setTimeout(r, 50));
     const [status] = await runner.status();
     expect(status).to.include({ state: 'failed', lastError: 'boom', position: 0 });
+  });
+
+  it('carries out a rebuild requested as an event, and the request answers with its outcome', async () => {
+    runner = new ProjectionRunner(events, store, [probesProjector], logger);
+    await runner.start();
+    const id = randomUUID();
+    await createProbe(events, context(), id, 'e');
+    await incrementProbe(events, context(), id, 2);
+    const ports = { eventStore: events, projections: runner, newId: randomUUID };
+    const answer = await rebuildProjection(ports, context(), 'probes', 5000);
+    expect(answer).to.deep.include({ status: 'rebuilt', events: 2 }); // ProbeCreated, ProbeIncremented
+    const audit = await events.readStream(projectionStreamId('probes'));
+    expect(audit.map((e) => e.type)).to.deep.equal(['ProjectionRebuildRequested', 'ProjectionRebuilt']);
+    expect((await store.collection('probes').findOne({ _id: id }))?.value).to.equal(2);
+    const unknown = await rebuildProjection(ports, context(), 'nothing', 100).catch((e) => e);
+    expect(unknown).to.be.instanceOf(DomainError);
+    expect(unknown).to.include({ code: 'PROJECTION_NOT_FOUND', kind: 'not_found' });
+  });
+});
+
+describe('operations decider', () => {
+  const spec = deciderSpec(operationDecider);
+  const at = '2026-01-01T00:00:00.000Z';
+  const requested: OperationEvent = { type: 'ProjectionRebuildRequested', data: { name: 'probes', requestId: 'r1', requestedAt: at } };
+  const rebuilt: OperationEvent = { type: 'ProjectionRebuilt', data: { name: 'probes', requestId: 'r1', events: 3, durationMs: 5, at } };
+
+  it('records a request, and answers it once, with success or failure', () => {
+    spec.given([]).when({ type: 'RequestRebuild', name: 'probes', requestId: 'r1', at }).then([requested]);
+    spec.given([requested]).when({ type: 'RecordRebuild', name: 'probes', requestId: 'r1', events: 3, durationMs: 5, at }).then([rebuilt]);
+    spec.given([requested, rebuilt]).when({ type: 'RecordRebuild', name: 'probes', requestId: 'r1', events: 3, durationMs: 5, at }).then([]);
+    spec.given([requested]).when({ type: 'RecordRebuildFailure', name: 'probes', requestId: 'r1', reason: 'boom', at })
+      .then([{ type: 'ProjectionRebuildFailed', data: { name: 'probes', requestId: 'r1', reason: 'boom', at } }]);
+    spec.given([requested, rebuilt]).when({ type: 'RecordRebuildFailure', name: 'probes', requestId: 'r1', reason: 'late', at }).then([]);
+    spec.given([]).when({ type: 'RecordRebuild', name: 'probes', requestId: 'unknown', events: 0, durationMs: 0, at }).then([]);
   });
 });

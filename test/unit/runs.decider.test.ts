@@ -1,42 +1,20 @@
 import { expect } from 'chai';
-import { DomainError } from '../../domain/shared/decider.js';
 import {
   MAX_ERROR_MESSAGE_LENGTH,
   MAX_NODE_EVENT_BYTES,
   MAX_RUN_REQUEST_BYTES,
-  foldRun,
   runDecider,
   runStreamId,
   type RequestRunCommand,
   type RunCommand,
   type RunEvent,
 } from '../../domain/runs/index.js';
-import { httpStatusOf } from '../../api/errors.js';
+import { deciderSpec } from '../support/decider-spec.js';
 
+const spec = deciderSpec(runDecider);
 const at = '2026-04-01T00:00:00.000Z';
 const later = '2026-04-01T00:00:05.000Z';
 
-const given = (events: RunEvent[]) => foldRun(events);
-/** Decides, and checks every produced event against its schema as the command handler does. */
-function when(events: RunEvent[], command: RunCommand): RunEvent[] {
-  const out = runDecider.decide(command, given(events));
-  for (const e of out) {
-    const parsed = runDecider.eventSchemas[e.type].safeParse(e.data);
-    expect(parsed.success, `${e.type} matches its schema: ${parsed.error?.message}`).to.equal(true);
-  }
-  return out;
-}
-function expectRejected(fn: () => unknown, code: string, status: number): DomainError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).to.be.instanceOf(DomainError);
-    expect((err as DomainError).code, (err as Error).message).to.equal(code);
-    expect(httpStatusOf(err as DomainError)).to.equal(status);
-    return err as DomainError;
-  }
-  return expect.fail(`expected ${code}`);
-}
 const types = (events: RunEvent[]) => events.map((e) => e.type);
 
 // The flow as FlowState holds it: positions, renderers and labels that a run does not need.
@@ -59,7 +37,7 @@ const request = (overrides: Partial<RequestRunCommand> = {}): RequestRunCommand 
   at,
   ...overrides,
 });
-const requested = when([], request())[0];
+const requested = spec.given([]).when(request()).events()[0];
 const claimed: RunEvent = { type: 'RunStarted', data: { workerId: 'w1', at } };
 const startedA: RunEvent = { type: 'NodeStarted', data: { nodeId: 'a', attempt: 1, at } };
 const complete = (nodeId: string, extra: Partial<Extract<RunCommand, { type: 'CompleteNode' }>> = {}): RunCommand => ({
@@ -110,7 +88,7 @@ describe('run decider: RequestRun', () => {
         at,
       },
     });
-    const state = given([requested]);
+    const state = spec.stateOf([requested]);
     expect(state.status).to.equal('queued');
     expect(state.nodes.a.status).to.equal('pending');
     expect(state.nodes.b.status).to.equal('pending');
@@ -118,7 +96,7 @@ describe('run decider: RequestRun', () => {
   });
 
   it('snapshots only the node of a single-node run, with its options', () => {
-    const [e] = when([], request({ mode: 'node', nodeId: 'b', saveToHistory: true, overrideConfig: { temperature: 0.2 }, idempotencyKey: 'k1', source: 'trigger' }));
+    const [e] = spec.given([]).when(request({ mode: 'node', nodeId: 'b', saveToHistory: true, overrideConfig: { temperature: 0.2 }, idempotencyKey: 'k1', source: 'trigger' })).events();
     expect(e.type).to.equal('RunRequested');
     const d = (e as Extract<RunEvent, { type: 'RunRequested' }>).data;
     expect(d.nodeId).to.equal('b');
@@ -127,85 +105,85 @@ describe('run decider: RequestRun', () => {
   });
 
   it('claims at once for the process that runs it synchronously', () => {
-    const events = when([], request({ claimBy: 'api-1' }));
+    const events = spec.given([]).when(request({ claimBy: 'api-1' })).events();
     expect(types(events)).to.deep.equal(['RunRequested', 'RunStarted']);
-    expect(given(events)).to.include({ status: 'running', workerId: 'api-1' });
+    expect(spec.stateOf(events)).to.include({ status: 'running', workerId: 'api-1' });
   });
 
   it('keeps inputs as the store would give them back', () => {
-    const [e] = when([], request({ inputs: { a: undefined, n: Number.NaN, ok: [1] } as never }));
+    const [e] = spec.given([]).when(request({ inputs: { a: undefined, n: Number.NaN, ok: [1] } as never })).events();
     expect((e.data as { inputs: unknown }).inputs).to.deep.equal({ n: null, ok: [1] });
   });
 
   it('refuses a second request for the same process id', () => {
-    expectRejected(() => when([requested], request()), 'RUN_ALREADY_EXISTS', 409);
+    spec.given([requested]).when(request()).thenThrows('RUN_ALREADY_EXISTS', 'conflict');
   });
 
   it('refuses a single-node run of an unknown node, or without a node', () => {
-    expectRejected(() => when([], request({ mode: 'node', nodeId: 'zz' })), 'NODE_NOT_FOUND', 404);
-    const err = expectRejected(() => when([], request({ mode: 'node' })), 'VALIDATION_FAILED', 400);
+    spec.given([]).when(request({ mode: 'node', nodeId: 'zz' })).thenThrows('NODE_NOT_FOUND', 'not_found');
+    const err = spec.given([]).when(request({ mode: 'node' })).thenThrows('VALIDATION_FAILED', 'invalid');
     expect((err.details as { fields: Array<{ field: string }> }).fields[0].field).to.equal('nodeId');
   });
 
   it('refuses a flow without nodes', () => {
-    expectRejected(() => when([], request({ nodes: [], edges: [] })), 'FLOW_HAS_NO_NODES', 400);
+    spec.given([]).when(request({ nodes: [], edges: [] })).thenThrows('FLOW_HAS_NO_NODES', 'invalid');
   });
 
   it('refuses invalid fields and values JSON cannot carry', () => {
-    const err = expectRejected(() => when([], request({ flowVersion: -1 })), 'VALIDATION_FAILED', 400);
+    const err = spec.given([]).when(request({ flowVersion: -1 })).thenThrows('VALIDATION_FAILED', 'invalid');
     expect((err.details as { fields: Array<{ field: string }> }).fields.map((f) => f.field)).to.deep.equal(['flowVersion']);
-    expectRejected(() => when([], request({ inputs: { big: 1n } as never })), 'VALIDATION_FAILED', 400);
+    spec.given([]).when(request({ inputs: { big: 1n } as never })).thenThrows('VALIDATION_FAILED', 'invalid');
   });
 
   it('refuses a request that would not fit in one event (413)', () => {
-    const err = expectRejected(() => when([], request({ inputs: { text: 'x'.repeat(MAX_RUN_REQUEST_BYTES) } })), 'LIMIT_EXCEEDED', 413);
+    const err = spec.given([]).when(request({ inputs: { text: 'x'.repeat(MAX_RUN_REQUEST_BYTES) } })).thenThrows('LIMIT_EXCEEDED', 'too_large');
     expect(err.details).to.include({ limit: 'runRequestBytes', max: MAX_RUN_REQUEST_BYTES });
   });
 });
 
 describe('run decider: ClaimRun', () => {
   it('lets a worker claim a queued run, and the same worker again without an event', () => {
-    expect(when([requested], { type: 'ClaimRun', workerId: 'w1', at })).to.deep.equal([claimed]);
-    expect(when([requested, claimed], { type: 'ClaimRun', workerId: 'w1', at })).to.deep.equal([]);
+    spec.given([requested]).when({ type: 'ClaimRun', workerId: 'w1', at }).then([claimed]);
+    spec.given([requested, claimed]).when({ type: 'ClaimRun', workerId: 'w1', at }).then([]);
   });
 
   it('records the skips that follow at once from the start flags', () => {
-    const flagged = when([], request({ nodes: [flowNode('a', { startNode: true }), flowNode('x')], edges: [] }))[0];
-    const events = when([flagged], { type: 'ClaimRun', workerId: 'w1', at });
+    const flagged = spec.given([]).when(request({ nodes: [flowNode('a', { startNode: true }), flowNode('x')], edges: [] })).events()[0];
+    const events = spec.given([flagged]).when({ type: 'ClaimRun', workerId: 'w1', at }).events();
     expect(events).to.deep.equal([claimed, { type: 'NodeSkipped', data: { nodeId: 'x', reason: 'not reachable from a start node', at } }]);
   });
 
   it('refuses a run another worker holds, a finished run and an unknown run', () => {
-    const err = expectRejected(() => when([requested, claimed], { type: 'ClaimRun', workerId: 'w2', at }), 'RUN_CLAIMED_BY_OTHER_WORKER', 409);
+    const err = spec.given([requested, claimed]).when({ type: 'ClaimRun', workerId: 'w2', at }).thenThrows('RUN_CLAIMED_BY_OTHER_WORKER', 'conflict');
     expect(err.details).to.deep.equal({ workerId: 'w1' });
-    const stopped: RunEvent[] = [requested, { type: 'RunStopRequested', data: { by: 'u1', at } }, { type: 'RunStopped', data: { usage: given([]).usage, at } }];
-    expectRejected(() => when(stopped, { type: 'ClaimRun', workerId: 'w1', at }), 'RUN_ALREADY_FINISHED', 409);
-    expectRejected(() => when([], { type: 'ClaimRun', workerId: 'w1', at }), 'RUN_NOT_FOUND', 404);
+    const stopped: RunEvent[] = [requested, { type: 'RunStopRequested', data: { by: 'u1', at } }, { type: 'RunStopped', data: { usage: spec.stateOf([]).usage, at } }];
+    spec.given(stopped).when({ type: 'ClaimRun', workerId: 'w1', at }).thenThrows('RUN_ALREADY_FINISHED', 'conflict');
+    spec.given([]).when({ type: 'ClaimRun', workerId: 'w1', at }).thenThrows('RUN_NOT_FOUND', 'not_found');
   });
 });
 
 describe('run decider: StartNode', () => {
   it('starts a ready node with attempt 1', () => {
-    expect(when([requested, claimed], { type: 'StartNode', workerId: 'w1', nodeId: 'a', at })).to.deep.equal([startedA]);
-    const state = given([requested, claimed, startedA]);
+    spec.given([requested, claimed]).when({ type: 'StartNode', workerId: 'w1', nodeId: 'a', at }).then([startedA]);
+    const state = spec.stateOf([requested, claimed, startedA]);
     expect(state.nodes.a).to.include({ status: 'running', attempts: 1, startedAt: at });
   });
 
   it('refuses a node that waits, one already running, and an unknown one', () => {
     const start = (nodeId: string): RunCommand => ({ type: 'StartNode', workerId: 'w1', nodeId, at });
-    expect(expectRejected(() => when([requested, claimed], start('b')), 'NODE_NOT_READY', 409).details).to.deep.equal({ nodeId: 'b', status: 'pending' });
-    expect(expectRejected(() => when([requested, claimed, startedA], start('a')), 'NODE_NOT_READY', 409).details).to.deep.equal({ nodeId: 'a', status: 'running' });
-    expectRejected(() => when([requested, claimed], start('zz')), 'NODE_NOT_FOUND', 404);
+    expect(spec.given([requested, claimed]).when(start('b')).thenThrows('NODE_NOT_READY', 'conflict').details).to.deep.equal({ nodeId: 'b', status: 'pending' });
+    expect(spec.given([requested, claimed, startedA]).when(start('a')).thenThrows('NODE_NOT_READY', 'conflict').details).to.deep.equal({ nodeId: 'a', status: 'running' });
+    spec.given([requested, claimed]).when(start('zz')).thenThrows('NODE_NOT_FOUND', 'not_found');
   });
 
   it('refuses before a claim, from another worker, after a stop request, and once finished', () => {
     const start: RunCommand = { type: 'StartNode', workerId: 'w1', nodeId: 'a', at };
-    expectRejected(() => when([requested], start), 'RUN_NOT_CLAIMED', 409);
-    expectRejected(() => when([requested, claimed], { ...start, workerId: 'w2' }), 'RUN_CLAIMED_BY_OTHER_WORKER', 409);
-    expectRejected(() => when([requested, claimed, startedA, { type: 'RunStopRequested', data: { by: null, at } }], { ...start, nodeId: 'b' }), 'RUN_STOP_REQUESTED', 409);
-    const failedRun: RunEvent = { type: 'RunFailed', data: { code: 'TIMEOUT', reason: 'too slow', nodeId: null, usage: given([]).usage, at } };
-    expectRejected(() => when([requested, claimed, failedRun], start), 'RUN_ALREADY_FINISHED', 409);
-    expectRejected(() => when([], start), 'RUN_NOT_FOUND', 404);
+    spec.given([requested]).when(start).thenThrows('RUN_NOT_CLAIMED', 'conflict');
+    spec.given([requested, claimed]).when({ ...start, workerId: 'w2' }).thenThrows('RUN_CLAIMED_BY_OTHER_WORKER', 'conflict');
+    spec.given([requested, claimed, startedA, { type: 'RunStopRequested', data: { by: null, at } }]).when({ ...start, nodeId: 'b' }).thenThrows('RUN_STOP_REQUESTED', 'conflict');
+    const failedRun: RunEvent = { type: 'RunFailed', data: { code: 'TIMEOUT', reason: 'too slow', nodeId: null, usage: spec.stateOf([]).usage, at } };
+    spec.given([requested, claimed, failedRun]).when(start).thenThrows('RUN_ALREADY_FINISHED', 'conflict');
+    spec.given([]).when(start).thenThrows('RUN_NOT_FOUND', 'not_found');
   });
 });
 
@@ -215,19 +193,19 @@ describe('run decider: CompleteNode', () => {
   it('records the result with usage and condition results, and sums usage on the run', () => {
     const usage = { total_tokens: 30, prompt_tokens: 20, completion_tokens: 10, cost: 0.0015, cached_tokens: 5 };
     const conditionalResults = [{ condition: 'contains "x"', result: false, targetNodeId: null, index: 0 }];
-    const events = when(base, complete('a', { usage, conditionalResults, metadata: { provider: 'offline', skip: undefined } }));
+    const events = spec.given(base).when(complete('a', { usage, conditionalResults, metadata: { provider: 'offline', skip: undefined } })).events();
     expect(events).to.deep.equal([
       { type: 'NodeCompleted', data: { nodeId: 'a', attempt: 1, output: 'out-a', metadata: { provider: 'offline' }, conditionalResults, usage, executionTime: 12, at: later } },
     ]);
-    const state = given([...base, ...events]);
+    const state = spec.stateOf([...base, ...events]);
     expect(state.nodes.a).to.include({ status: 'completed', output: 'out-a', executionTime: 12, finishedAt: later });
     expect(state.usage).to.deep.equal({ total_tokens: 30, prompt_tokens: 20, completion_tokens: 10, cost: 0.0015 });
   });
 
   it('completes the run in the same decision when the last node ends, with its outputs', () => {
-    const afterA = [...base, ...when(base, complete('a', { usage: { total_tokens: 4, cost: 0.5 } }))];
+    const afterA = [...base, ...spec.given(base).when(complete('a', { usage: { total_tokens: 4, cost: 0.5 } })).events()];
     const startedB: RunEvent = { type: 'NodeStarted', data: { nodeId: 'b', attempt: 1, at } };
-    const events = when([...afterA, startedB], complete('b', { output: { answer: 42 }, usage: { total_tokens: 6, cost: 0.25 } }));
+    const events = spec.given([...afterA, startedB]).when(complete('b', { output: { answer: 42 }, usage: { total_tokens: 6, cost: 0.25 } })).events();
     expect(types(events)).to.deep.equal(['NodeCompleted', 'RunCompleted']);
     expect(events[1].data).to.deep.equal({
       outputs: { b: { answer: 42 } },
@@ -235,28 +213,28 @@ describe('run decider: CompleteNode', () => {
       usage: { total_tokens: 10, prompt_tokens: 0, completion_tokens: 0, cost: 0.75 },
       at: later,
     });
-    const state = given([...afterA, startedB, ...events]);
+    const state = spec.stateOf([...afterA, startedB, ...events]);
     expect(state).to.include({ status: 'completed', finishedAt: later });
     expect(state.outputs).to.deep.equal({ b: { answer: 42 } });
   });
 
   it('records an undefined output as null', () => {
-    const [e] = when(base, complete('a', { output: undefined }));
+    const [e] = spec.given(base).when(complete('a', { output: undefined })).events();
     expect((e.data as { output: unknown }).output).to.equal(null);
   });
 
   it('refuses a node that is not running, a stale attempt and a foreign worker', () => {
-    expect(expectRejected(() => when([requested, claimed], complete('a')), 'NODE_NOT_RUNNING', 409).details).to.deep.equal({ nodeId: 'a', status: 'pending' });
-    expect(expectRejected(() => when(base, complete('a', { attempt: 2 })), 'STALE_ATTEMPT', 409).details).to.deep.equal({ nodeId: 'a', attempt: 1 });
-    expect(when(base, complete('a', { attempt: 1 }))).to.have.length(1);
-    expectRejected(() => when(base, complete('a', { workerId: 'w2' })), 'RUN_CLAIMED_BY_OTHER_WORKER', 409);
-    expectRejected(() => when(base, complete('zz')), 'NODE_NOT_FOUND', 404);
+    expect(spec.given([requested, claimed]).when(complete('a')).thenThrows('NODE_NOT_RUNNING', 'conflict').details).to.deep.equal({ nodeId: 'a', status: 'pending' });
+    expect(spec.given(base).when(complete('a', { attempt: 2 })).thenThrows('STALE_ATTEMPT', 'conflict').details).to.deep.equal({ nodeId: 'a', attempt: 1 });
+    expect(spec.given(base).when(complete('a', { attempt: 1 })).events()).to.have.length(1);
+    spec.given(base).when(complete('a', { workerId: 'w2' })).thenThrows('RUN_CLAIMED_BY_OTHER_WORKER', 'conflict');
+    spec.given(base).when(complete('zz')).thenThrows('NODE_NOT_FOUND', 'not_found');
   });
 
   it('refuses an output too big for one event (413), and invalid usage', () => {
-    const err = expectRejected(() => when(base, complete('a', { output: 'x'.repeat(MAX_NODE_EVENT_BYTES) })), 'OUTPUT_TOO_LARGE', 413);
+    const err = spec.given(base).when(complete('a', { output: 'x'.repeat(MAX_NODE_EVENT_BYTES) })).thenThrows('OUTPUT_TOO_LARGE', 'too_large');
     expect(err.details).to.include({ nodeId: 'a', max: MAX_NODE_EVENT_BYTES });
-    expectRejected(() => when(base, complete('a', { usage: { total_tokens: -1, cost: 0 } })), 'VALIDATION_FAILED', 400);
+    spec.given(base).when(complete('a', { usage: { total_tokens: -1, cost: 0 } })).thenThrows('VALIDATION_FAILED', 'invalid');
   });
 });
 
@@ -264,7 +242,7 @@ describe('run decider: FailNode', () => {
   const base = [requested, claimed, startedA];
 
   it('records the failure and fails the run with it in the same decision', () => {
-    const events = when(base, fail('a'));
+    const events = spec.given(base).when(fail('a')).events();
     expect(events).to.deep.equal([
       { type: 'NodeFailed', data: { nodeId: 'a', attempt: 1, error: { code: 'PROVIDER_ERROR', message: 'provider said no', provider: 'openai' }, executionTime: 3, at: later } },
       {
@@ -272,48 +250,48 @@ describe('run decider: FailNode', () => {
         data: { code: 'NODE_FAILED', reason: 'node a failed: provider said no', nodeId: 'a', usage: { total_tokens: 0, prompt_tokens: 0, completion_tokens: 0, cost: 0 }, at: later },
       },
     ]);
-    const state = given([...base, ...events]);
+    const state = spec.stateOf([...base, ...events]);
     expect(state.status).to.equal('failed');
     expect(state.failure).to.deep.equal({ code: 'NODE_FAILED', reason: 'node a failed: provider said no', nodeId: 'a' });
     expect(state.nodes.b.status).to.equal('pending');
   });
 
   it('goes on past a node with continueOnError, and cuts long messages', () => {
-    const tolerant = when([], request({ nodes: [flowNode('a', { continueOnError: true }), flowNode('b')] }))[0];
-    const events = when([tolerant, claimed, startedA], fail('a', 'm'.repeat(MAX_ERROR_MESSAGE_LENGTH + 50)));
+    const tolerant = spec.given([]).when(request({ nodes: [flowNode('a', { continueOnError: true }), flowNode('b')] })).events()[0];
+    const events = spec.given([tolerant, claimed, startedA]).when(fail('a', 'm'.repeat(MAX_ERROR_MESSAGE_LENGTH + 50))).events();
     expect(types(events)).to.deep.equal(['NodeFailed']);
     expect((events[0].data as { error: { message: string } }).error.message).to.have.length(MAX_ERROR_MESSAGE_LENGTH);
-    expect(runDecider.decide({ type: 'StartNode', workerId: 'w1', nodeId: 'b', at }, given([tolerant, claimed, startedA, ...events]))).to.have.length(1);
+    expect(runDecider.decide({ type: 'StartNode', workerId: 'w1', nodeId: 'b', at }, spec.stateOf([tolerant, claimed, startedA, ...events]))).to.have.length(1);
   });
 
   it('refuses a node that is not running', () => {
-    expectRejected(() => when([requested, claimed], fail('a')), 'NODE_NOT_RUNNING', 409);
-    expectRejected(() => when(base, { ...fail('a'), workerId: 'w9' } as RunCommand), 'RUN_CLAIMED_BY_OTHER_WORKER', 409);
+    spec.given([requested, claimed]).when(fail('a')).thenThrows('NODE_NOT_RUNNING', 'conflict');
+    spec.given(base).when({ ...fail('a'), workerId: 'w9' } as RunCommand).thenThrows('RUN_CLAIMED_BY_OTHER_WORKER', 'conflict');
   });
 });
 
 describe('run decider: SkipNodes', () => {
   // A log written without the automatic skips (an older writer, say): c routed nowhere, y and z left pending.
-  const routed = when([], request({
+  const routed = spec.given([]).when(request({
     nodes: [flowNode('c', { conditions: [{ operator: 'contains', value: 'yes', targetNodeId: 'y' }] }), flowNode('y'), flowNode('z')],
     edges: [flowEdge('c', 'y'), flowEdge('y', 'z')],
-  }))[0];
+  })).events()[0];
   const cDone: RunEvent[] = [
     { type: 'NodeStarted', data: { nodeId: 'c', attempt: 1, at } },
     { type: 'NodeCompleted', data: { nodeId: 'c', attempt: 1, output: 'no', metadata: {}, conditionalResults: [{ condition: 'contains "yes"', result: false, targetNodeId: 'y' }], usage: { total_tokens: 0, cost: 0 }, executionTime: 1, at } },
   ];
 
   it('records the skips asked for, what propagates from them, and the end of the run', () => {
-    const events = when([routed, claimed, ...cDone], { type: 'SkipNodes', workerId: 'w1', skips: [{ nodeId: 'y', reason: 'condition false' }], at: later });
+    const events = spec.given([routed, claimed, ...cDone]).when({ type: 'SkipNodes', workerId: 'w1', skips: [{ nodeId: 'y', reason: 'condition false' }], at: later }).events();
     expect(types(events)).to.deep.equal(['NodeSkipped', 'NodeSkipped', 'RunCompleted']);
     expect(events[0].data).to.deep.equal({ nodeId: 'y', reason: 'condition false', at: later });
     expect(events[1].data).to.include({ nodeId: 'z' });
-    expect(when([routed, claimed, ...cDone, ...events.slice(0, 2)], { type: 'SkipNodes', workerId: 'w1', skips: [{ nodeId: 'y', reason: 'again' }], at })).to.deep.equal([]);
+    spec.given([routed, claimed, ...cDone, ...events.slice(0, 2)]).when({ type: 'SkipNodes', workerId: 'w1', skips: [{ nodeId: 'y', reason: 'again' }], at }).then([]);
   });
 
   it('refuses to skip a node that may still run or already ran', () => {
-    const err = expectRejected(() => when([routed, claimed], { type: 'SkipNodes', workerId: 'w1', skips: [{ nodeId: 'c', reason: 'no' }], at }), 'NODE_NOT_SKIPPABLE', 409);
+    const err = spec.given([routed, claimed]).when({ type: 'SkipNodes', workerId: 'w1', skips: [{ nodeId: 'c', reason: 'no' }], at }).thenThrows('NODE_NOT_SKIPPABLE', 'conflict');
     expect(err.details).to.deep.equal({ nodeId: 'c', status: 'pending' });
-    expectRejected(() => when([routed, claimed, ...cDone], { type: 'SkipNodes', workerId: 'w1', skips: [{ nodeId: 'c', reason: 'no' }], at }), 'NODE_NOT_SKIPPABLE', 409);
+    spec.given([routed, claimed, ...cDone]).when({ type: 'SkipNodes', workerId: 'w1', skips: [{ nodeId: 'c', reason: 'no' }], at }).thenThrows('NODE_NOT_SKIPPABLE', 'conflict');
   });
 });

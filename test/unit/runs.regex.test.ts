@@ -80,6 +80,22 @@ describe('safe regex: same answers as RegExp', () => {
   });
 });
 
+describe('safe regex: where RE2 (re2js) answers differently from RegExp, ours does not', () => {
+  // Why the engine was kept rather than replaced by re2js (README, design notes): RE2 follows
+  // Perl/Go meanings, and its translateRegExp drops what it cannot map without saying so.
+  it('\\s is JavaScript\'s whitespace, . stops at every line terminator, and characters are UTF-16 code units', () => {
+    const cases: Array<[string, string]> = [
+      ['\\s', '\v'], ['\\s', '\u00a0'], ['\\s', '\u2003'], ['\\s', '\ufeff'], ['[\\s]', '\u00a0'],
+      ['a.c', 'a\rc'], ['a.c', 'a\u2028c'], ['^.$', '😀'], ['^..$', '😀'], ['^[^a]$', '😀'], ['[\\b]', '\b'],
+    ];
+    for (const [p, s] of cases) expect(safeRegexTest(p, s), `/${p}/ on ${JSON.stringify(s)}`).to.equal(new RegExp(p).test(s));
+  });
+
+  it('refuses a named backreference instead of matching it as literal text', () => {
+    expect(codeOf(() => compileSafeRegex('(?<x>a)\\k<x>'))).to.equal('CONDITION_REGEX_UNSUPPORTED');
+  });
+});
+
 describe('safe regex: bounded', () => {
   it('answers catastrophic patterns in linear time', () => {
     const started = Date.now();

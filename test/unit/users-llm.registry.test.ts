@@ -2,9 +2,22 @@ import { expect } from 'chai';
 import type { RecordedEvent } from '../../domain/shared/events.js';
 import type { UserEvent } from '../../domain/users/index.js';
 import { loadConfig } from '../../infra/config.js';
-import { llmCredentials, llmProviderFor } from '../../infra/llm/registry.js';
+import { createLlmRegistry } from '../../infra/llm/registry.js';
+import type { ReadStore } from '../../infra/ports/read-store.js';
+import { readOrgLlmCredentials } from '../../projections/orgs-queries.js';
 import { MemoryReadStore } from '../../infra/read-store/memory.js';
 import { readUserLlmCredentials, userLlmCredentialsProjector } from '../../projections/users-llm-credentials.js';
+import { projectionSpec } from '../support/projection-spec.js';
+
+/** The registry with the lookups the container wires (the read models' query functions). */
+function registryOf(services: { config: ReturnType<typeof loadConfig>; readStore: ReadStore; sealedBox: { open(sealed: string): string } }) {
+  return createLlmRegistry({
+    config: services.config,
+    credentials: { organization: (orgId) => readOrgLlmCredentials(services, orgId), user: (userId) => readUserLlmCredentials(services, userId) },
+  });
+}
+const llmCredentials = (services: Parameters<typeof registryOf>[0], caller: { orgId: string | null; userId?: string | null }) => registryOf(services).credentials(caller);
+const llmProviderFor = (services: Parameters<typeof registryOf>[0], caller: { orgId: string | null; userId?: string | null }, provider: 'anthropic') => registryOf(services).providerFor(caller, provider);
 
 const at = '2026-02-03T00:00:00.000Z';
 let position = 0;
@@ -44,6 +57,21 @@ describe('user LLM credentials: projection and registry order', () => {
     expect(docs).to.deep.equal([{ _id: 'u1:openai', userId: 'u1', provider: 'openai', sealedApiKey: 'v1.new', baseUrl: null, updatedAt: at }]);
     expect(await readUserLlmCredentials({ readStore: store, sealedBox: { open } }, 'u1')).to.deep.equal([{ provider: 'openai', apiKey: 'new', baseUrl: null, updatedAt: at }]);
     expect((await readUserLlmCredentials({ readStore: store, sealedBox: { open } }, 'u2'))[0].apiKey).to.equal('u2-key');
+  });
+
+  it('projects the same documents on every read store, also after a redelivery', async () => {
+    await projectionSpec([userLlmCredentialsProjector])
+      .given([
+        { streamId: 'user-u1', event: setEvent('openai', 'old') },
+        { streamId: 'user-u1', event: setEvent('openai', 'new') },
+        { streamId: 'user-u1', event: setEvent('anthropic', 'ant') },
+        { streamId: 'user-u1', event: { type: 'UserLlmCredentialRemoved', data: { provider: 'anthropic', at } } },
+        { streamId: 'user-u2', event: setEvent('openai', 'u2-key') },
+      ])
+      .thenDocuments('user_llm_credentials', [
+        { _id: 'u1:openai', userId: 'u1', provider: 'openai', sealedApiKey: 'v1.new', baseUrl: null, updatedAt: at },
+        { _id: 'u2:openai', userId: 'u2', provider: 'openai', sealedApiKey: 'v1.u2-key' },
+      ]);
   });
 
   it("in the personal workspace the user's own key comes before the environment's; others fall back", async () => {

@@ -28,7 +28,8 @@ for (const mode of availableModes()) {
 
     it('one recovering worker wins, the other moves on; a live holder is left alone', async () => {
       const { services } = svc;
-      for (const name of ['recoverer-a', 'recoverer-b']) recoveries.push(await startRunRecovery(services, name, 'worker', 60_000));
+      const ports = { eventStore: services.eventStore, clock: { now: services.now }, logger: services.logger, runs: services.runs, queries: services.runRecovery, settings: services.config };
+      for (const name of ['recoverer-a', 'recoverer-b']) recoveries.push(await startRunRecovery(ports, name, 'worker', 60_000));
       const user = await registerUser(svc.baseUrl);
       const flow = await call(svc.baseUrl, 'POST', '/flows', { name: 'race' }, user.auth);
       const flowId = flow.body.flow.id as string;

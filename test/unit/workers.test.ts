@@ -1,55 +1,45 @@
 import { expect } from 'chai';
-import { DomainError, fold } from '../../domain/shared/decider.js';
 import { isRunAbandoned, isWorkerDead, processOfWorkerId, workerDecider, workerEventSchemas, type WorkerCommand, type WorkerEvent } from '../../domain/workers/index.js';
 import { MemoryReadStore } from '../../infra/read-store/memory.js';
 import type { RecordedEvent } from '../../domain/shared/events.js';
 import { getWorker, listWorkers, workersProjector } from '../../projections/workers.js';
+import { deciderSpec } from '../support/decider-spec.js';
+import { projectionSpec } from '../support/projection-spec.js';
 
+const spec = deciderSpec(workerDecider);
 const at = '2026-01-01T00:00:00.000Z';
 const later = '2026-01-01T00:00:05.000Z';
-const given = (events: WorkerEvent[]) => fold(workerDecider.evolve, workerDecider.initialState, events);
-const when = (events: WorkerEvent[], command: WorkerCommand) => workerDecider.decide(command, given(events));
 const start: WorkerCommand = { type: 'StartWorker', workerId: 'h:1:abc', host: 'h', pid: 1, role: 'worker', heartbeatMs: 5_000, at };
 const started: WorkerEvent = { type: 'WorkerStarted', data: { workerId: 'h:1:abc', host: 'h', pid: 1, role: 'worker', heartbeatMs: 5_000, at } };
 const stopped: WorkerEvent = { type: 'WorkerStopped', data: { at: later } };
 
-function expectRejected(fn: () => unknown, code: string) {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).to.be.instanceOf(DomainError);
-    expect((err as DomainError).code).to.equal(code);
-    return;
-  }
-  expect.fail(`expected ${code}`);
-}
 
 describe('worker decider', () => {
   it('starts a worker once; its events match their schemas', () => {
-    const events = when([], start);
+    const events = spec.given([]).when(start).events();
     expect(events).to.deep.equal([started]);
     for (const e of events) expect(workerEventSchemas[e.type].safeParse(e.data).success).to.equal(true);
-    expect(when([started], start), 'the same announcement again').to.deep.equal([]);
-    expectRejected(() => when([started], { ...start, pid: 2 }), 'WORKER_ALREADY_STARTED');
-    expectRejected(() => when([started, stopped], start), 'WORKER_ALREADY_STARTED');
+    expect(spec.given([started]).when(start).events(), 'the same announcement again').to.deep.equal([]);
+    spec.given([started]).when({ ...start, pid: 2 }).thenThrows('WORKER_ALREADY_STARTED');
+    spec.given([started, stopped]).when(start).thenThrows('WORKER_ALREADY_STARTED');
   });
 
   it('records heartbeats of a started, running worker only', () => {
-    expect(when([started], { type: 'RecordHeartbeat', at: later })).to.deep.equal([{ type: 'WorkerHeartbeat', data: { at: later } }]);
-    expectRejected(() => when([], { type: 'RecordHeartbeat', at }), 'WORKER_NOT_FOUND');
-    expectRejected(() => when([started, stopped], { type: 'RecordHeartbeat', at }), 'WORKER_STOPPED');
+    spec.given([started]).when({ type: 'RecordHeartbeat', at: later }).then([{ type: 'WorkerHeartbeat', data: { at: later } }]);
+    spec.given([]).when({ type: 'RecordHeartbeat', at }).thenThrows('WORKER_NOT_FOUND');
+    spec.given([started, stopped]).when({ type: 'RecordHeartbeat', at }).thenThrows('WORKER_STOPPED');
   });
 
   it('stops once (stopping again is no event)', () => {
-    expect(when([started], { type: 'StopWorker', at: later })).to.deep.equal([stopped]);
-    expect(when([started, stopped], { type: 'StopWorker', at: later })).to.deep.equal([]);
-    expectRejected(() => when([], { type: 'StopWorker', at }), 'WORKER_NOT_FOUND');
+    spec.given([started]).when({ type: 'StopWorker', at: later }).then([stopped]);
+    spec.given([started, stopped]).when({ type: 'StopWorker', at: later }).then([]);
+    spec.given([]).when({ type: 'StopWorker', at }).thenThrows('WORKER_NOT_FOUND');
   });
 
   it('folds presence: last heartbeat and stop', () => {
-    const s = given([started, { type: 'WorkerHeartbeat', data: { at: later } }]);
+    const s = spec.stateOf([started, { type: 'WorkerHeartbeat', data: { at: later } }]);
     expect(s).to.include({ exists: true, workerId: 'h:1:abc', lastHeartbeatAt: later, stoppedAt: null, heartbeatMs: 5_000 });
-    expect(given([started, stopped]).stoppedAt).to.equal(later);
+    expect(spec.stateOf([started, stopped]).stoppedAt).to.equal(later);
   });
 });
 
@@ -99,5 +89,19 @@ describe('workers projection', () => {
     await workersProjector.project(recorded({ type: 'WorkerStopped', data: { at: later } }, 2), store);
     const page = await listWorkers(store);
     expect(page.items.map((w) => [w._id, w.stoppedAt])).to.deep.equal([['h:1:abc', later]]);
+  });
+
+  it('projects the same document on every read store, also after a redelivery of the whole stream', async () => {
+    const stream = 'worker-h:1:abc';
+    await projectionSpec([workersProjector])
+      .given([
+        { streamId: stream, event: started },
+        { streamId: stream, event: { type: 'WorkerHeartbeat', data: { at: later } } },
+        { streamId: stream, event: { type: 'WorkerStopped', data: { at: later } } },
+      ])
+      .then(async (store) => {
+        expect(await getWorker(store, 'h:1:abc')).to.deep.include({ host: 'h', pid: 1, role: 'worker', startedAt: at, lastHeartbeatAt: later, stoppedAt: later, version: 2 });
+        expect((await listWorkers(store)).items.map((w) => w._id)).to.deep.equal(['h:1:abc']);
+      });
   });
 });

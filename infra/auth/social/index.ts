@@ -1,7 +1,7 @@
 import type { Config } from '../../config.js';
 import { GitHubProvider } from './github.js';
 import { GoogleProvider } from './google.js';
-import type { ProviderName, SocialProvider } from './provider.js';
+import type { ProviderName, SocialProvider, SocialProviders } from './provider.js';
 
 export * from './provider.js';
 
@@ -16,6 +16,11 @@ export function socialProvider(config: Config, name: ProviderName): SocialProvid
   if (!byName) cache.set(config, (byName = new Map()));
   if (!byName.has(name)) byName.set(name, build(config, name));
   return byName.get(name) ?? null;
+}
+
+/** The SocialProviders port over this configuration. */
+export function socialProviders(config: Config): SocialProviders {
+  return { provider: (name) => socialProvider(config, name) };
 }
 
 function build(config: Config, name: ProviderName): SocialProvider | null {

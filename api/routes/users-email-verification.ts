@@ -1,0 +1,113 @@
+import { z } from 'zod';
+import type { CommandContext } from '../../commands/handle.js';
+import { randomSecret, sha256 } from '../../commands/users-credentials.js';
+import { requestEmailVerification, verifyEmail } from '../../commands/users.js';
+import { emailSchema, invalidVerificationToken, userStreamId, type VerificationRequest } from '../../domain/users/index.js';
+import type { Services } from '../../infra/ports/services.js';
+import { findUserByEmail } from '../../projections/users.js';
+import { defineRoute } from '../route.js';
+
+const RATE_WINDOW_MS = 60_000;
+
+/** Each key gets RATE_LIMIT_AUTH_PER_MINUTE attempts per minute; the first exhausted one answers 429. */
+export function rateLimitAuth(services: Services, ...keys: string[]) {
+  for (const key of keys) services.rateLimiter.hit(`auth:${key}`, services.config.RATE_LIMIT_AUTH_PER_MINUTE, RATE_WINDOW_MS);
+}
+
+/** Mailed tokens (password reset, email verification) are `<userId>.<secret>`; only sha256(secret) is recorded. */
+export function parseUserToken(token: string): { userId: string; secret: string } | null {
+  const dot = token.indexOf('.');
+  if (dot <= 0) return null;
+  const userId = token.slice(0, dot);
+  const secret = token.slice(dot + 1);
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(userId) || !/^[A-Za-z0-9_-]{16,128}$/.test(secret)) return null;
+  return { userId, secret };
+}
+
+/** A fresh verification secret: the request (its hash, its expiry) goes to the log, the secret only into the mail. */
+export function newVerification(services: Services, now: Date): { secret: string; request: VerificationRequest } {
+  const secret = randomSecret();
+  const expiresAt = new Date(now.getTime() + services.config.EMAIL_VERIFICATION_TTL_HOURS * 3_600_000).toISOString();
+  return { secret, request: { tokenHash: sha256(secret), expiresAt } };
+}
+
+/**
+ * Mails the link to FRONTEND_URL/verify-email?token=…, whose page posts the token to
+ * /auth/verify-email. A mailer failure is logged, not answered: the account stands, and the person
+ * can ask for another mail.
+ */
+export async function sendVerificationMail(services: Services, command: CommandContext, userId: string, email: string, secret: string) {
+  const token = `${userId}.${secret}`;
+  const link = `${services.config.FRONTEND_URL.replace(/\/+$/, '')}/verify-email?token=${encodeURIComponent(token)}`;
+  const hours = services.config.EMAIL_VERIFICATION_TTL_HOURS;
+  try {
+    await services.mailer.send({
+      to: email,
+      subject: 'Verify your email address',
+      text:
+        `Please confirm that this address belongs to your account.\n\nOpen this link within ${hours} hours:\n${link}\n\n` +
+        `An account that has not verified its email within ${services.config.UNVERIFIED_ACCOUNT_TTL_HOURS} hours of signing up expires.\n` +
+        'If you did not sign up, ignore this mail.',
+    });
+  } catch (err) {
+    services.logger.error({ userId, error: (err as Error).message, requestId: command.requestId }, 'email verification mail failed');
+  }
+}
+
+const RESEND_REPLY = { success: true, message: 'if an unverified account exists for this email, a new verification link has been sent to it' } as const;
+
+export const emailVerificationRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/auth/verify-email',
+    operationId: 'verifyEmail',
+    summary: 'verify the account\'s email with the single-use token from the verification mail',
+    tag: 'Authentication',
+    auth: 'none',
+    body: z.strictObject({ token: z.string().min(1).max(512) }),
+    responses: {
+      200: { description: 'verified', schema: z.object({ success: z.literal(true), message: z.string(), email: z.string() }) },
+      400: { description: 'INVALID_VERIFICATION_TOKEN (unknown, superseded, used, or for an address the account no longer has) or VERIFICATION_TOKEN_EXPIRED, or invalid input' },
+      429: { description: 'RATE_LIMITED (per IP and per account), with Retry-After' },
+    },
+    async handler({ body, services, command, settle, koa }) {
+      rateLimitAuth(services, `verify:ip:${koa.request.ip}`);
+      const parsed = parseUserToken(body.token);
+      if (!parsed) throw invalidVerificationToken();
+      rateLimitAuth(services, `verify:user:${parsed.userId}`);
+      const result = await verifyEmail(services.eventStore, { ...command, actorId: parsed.userId }, parsed.userId, sha256(parsed.secret));
+      await settle(result.position, userStreamId(parsed.userId));
+      return { status: 200, body: { success: true, message: 'the email address is verified', email: result.state.email! } };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/auth/resend-verification',
+    operationId: 'resendEmailVerification',
+    summary: 'mail a new verification link (earlier ones stop working); the same answer whether or not such an account exists',
+    tag: 'Authentication',
+    auth: 'none',
+    body: z.strictObject({ email: emailSchema }),
+    responses: {
+      200: { description: 'accepted (a link is mailed if an unverified account has this email)', schema: z.object({ success: z.literal(true), message: z.string() }) },
+      429: { description: 'RATE_LIMITED (per IP and per email), with Retry-After' },
+    },
+    async handler({ body, services, command, koa }) {
+      rateLimitAuth(services, `resend:ip:${koa.request.ip}`, `resend:email:${body.email}`);
+      const user = await findUserByEmail(services.readStore, body.email);
+      // After the answer, so that it takes the same time whether or not there is anything to send.
+      if (user && user.emailVerified === false) {
+        const { secret, request } = newVerification(services, command.now);
+        void requestEmailVerification(services.eventStore, { ...command, actorId: user._id }, user._id, request)
+          .then(async (result) => {
+            // To the address the request was decided for, which the read model may not show yet.
+            for (const event of result.events) {
+              if (event.type === 'EmailVerificationRequested') await sendVerificationMail(services, command, user._id, event.data.email, secret);
+            }
+          })
+          .catch((err: Error) => services.logger.warn({ userId: user._id, error: err.message, requestId: command.requestId }, 'email verification request refused'));
+      }
+      return { status: 200, body: RESEND_REPLY };
+    },
+  }),
+];

@@ -1,0 +1,2 @@
+export * from './url.js';
+export * from './presets.js';

@@ -1,0 +1,12 @@
+import type { Config } from '../config.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { Logger } from '../ports/logger.js';
+import type { MemoryPorts } from '../ports/memory.js';
+import type { ReadStore } from '../ports/read-store.js';
+import { memoryQueries } from '../../projections/memory-search.js';
+import { embeddingsClientFor } from './embeddings.js';
+
+/** The memory context's ports, wired from configuration (the composition root calls this once). */
+export function memoryPorts(config: Config, eventStore: EventStore, readStore: ReadStore, logger: Logger, newId: () => string): MemoryPorts {
+  return { eventStore, memories: memoryQueries(readStore), embeddings: embeddingsClientFor(config), settings: config, logger, newId };
+}
