@@ -19,7 +19,8 @@ const COLLECTION = 'workers';
 
 export const workersProjector: Projector = {
   name: 'workers',
-  categories: ['worker'],
+  // Beats come from `heartbeat-<id>` (older logs also have them in `worker-<id>`).
+  categories: ['worker', 'heartbeat'],
   collections: [COLLECTION],
   async setup(store) {
     await store.collection(COLLECTION).createIndex({ keys: { lastHeartbeatAt: -1 } });
@@ -27,7 +28,7 @@ export const workersProjector: Projector = {
   async project(recorded, store) {
     const event = recorded as RecordedEvent & WorkerEvent;
     const workers = store.collection<WorkerDoc>(COLLECTION);
-    const id = recorded.streamId.slice('worker-'.length);
+    const id = recorded.streamId.slice(recorded.streamId.indexOf('-') + 1);
     // Guarded by the stream revision: a redelivered event changes nothing.
     const newer = { _id: id, version: { $lt: recorded.revision } };
     switch (event.type) {
@@ -39,7 +40,13 @@ export const workersProjector: Projector = {
         return;
       }
       case 'WorkerHeartbeat':
-        await workers.updateOne(newer, { $set: { lastHeartbeatAt: event.data.at, version: recorded.revision } });
+        if (recorded.streamId.startsWith('worker-')) {
+          // A beat written before beats had their own stream.
+          await workers.updateOne(newer, { $set: { lastHeartbeatAt: event.data.at, version: recorded.revision } });
+        } else {
+          // Ordered by the beat's own time: the heartbeat stream's revisions are not the presence stream's.
+          await workers.updateOne({ _id: id, lastHeartbeatAt: { $lt: event.data.at } }, { $set: { lastHeartbeatAt: event.data.at } });
+        }
         return;
       case 'WorkerStopped':
         await workers.updateOne(newer, { $set: { stoppedAt: event.data.at, version: recorded.revision } });

@@ -8,6 +8,11 @@ export type WorkerCommand =
   | { type: 'StopWorker'; at: string };
 
 export const workerStreamId = (workerId: string) => `worker-${workerId}`;
+/**
+ * Beats live in their own stream, which the log truncates (domain/retention.ts): liveness needs the
+ * newest beat only, while `worker-<id>` keeps the incarnation's start and stop for good.
+ */
+export const heartbeatStreamId = (workerId: string) => `heartbeat-${workerId}`;
 
 /** A worker id names one process incarnation: it starts once, beats until it stops, and never comes back. */
 export function decideWorker(command: WorkerCommand, state: WorkerState): WorkerEvent[] {

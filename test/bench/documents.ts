@@ -1,5 +1,6 @@
 /**
- * Document database: inserts per second and searches per second on a collection of 100,000
+ * Document database: inserts per second with 1 and with 8 concurrent writers to one collection,
+ * then inserts per second and searches per second on a collection of 100,000
  * documents (DOCS_BENCH_N), on the embedded read store and on the MongoDB-wire server
  * (MONGODB_URL; FerretDB v1.24 here), without and with an index on the filtered field.
  *
@@ -21,7 +22,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createCollection, insertDocument } from '../../commands/documents.js';
-import { collectionStreamId, translateFilter } from '../../domain/documents/index.js';
+import { collectionStreamId, documentStreamId, translateFilter } from '../../domain/documents/index.js';
 import type { ReadStore } from '../../infra/ports/read-store.js';
 import { ProjectionRunner } from '../../infra/projection-runner.js';
 import { MemoryReadStore } from '../../infra/read-store/memory.js';
@@ -46,6 +47,7 @@ export async function benchDocuments(report: Report): Promise<void> {
   const n = Number(process.env.DOCS_BENCH_N ?? 100_000);
   const results: Results = {};
   await withStore(report, async () => new MemoryReadStore(), async (store, runner, events) => {
+    await concurrentWriters(report, events, runner, store);
     const id = await insertThroughCommands(report, 'embedded, no index', events, runner, store, n, false, results);
     await searches(report, 'embedded, no index', store, id, n, results);
     await store.collection(physicalCollection(id)).createIndex({ keys: { 'd.category': 1 } });
@@ -140,6 +142,42 @@ async function insertThroughCommands(
   results[`visible ${label}`] = n / (visibleMs / 1000);
   await settle();
   return collectionId;
+}
+
+/**
+ * Inserts per second into one collection by 1 writer, then by 8 concurrent writers (each awaiting
+ * its own insert before the next, as 8 HTTP clients would), through the command layer, for
+ * DOCS_BENCH_WRITERS_MS each (3 s). Every insert must succeed: a conflict fails the benchmark.
+ */
+async function concurrentWriters(report: Report, events: ReturnType<typeof embeddedEventStore>['store'], runner: ProjectionRunner, store: ReadStore) {
+  const ms = Number(process.env.DOCS_BENCH_WRITERS_MS ?? 3000);
+  const limits = { maxBytes: 256 * 1024, maxDepth: 20, maxDocuments: 1_000_000 };
+  const perSecond: Record<number, number> = {};
+  for (const writers of [1, 8]) {
+    const collectionId = randomUUID();
+    const name = `writers-${collectionId.slice(0, 8)}`;
+    const created = await createCollection(events, commandContext(), scope, { collectionId, name, schema: null, indexes: [] });
+    await runner.waitFor(created.position!, collectionStreamId(collectionId), 30_000);
+    let inserted = 0;
+    let last = 0;
+    const t0 = now();
+    await Promise.all(Array.from({ length: writers }, async (_, w) => {
+      const context = commandContext();
+      for (let i = 0; now() - t0 < ms; i++) {
+        context.now = new Date();
+        last = Math.max(last, (await insertDocument(events, context, scope, collectionId, { documentId: `w${w}-${i}`, document: documentOf(i, 100) }, limits)).position!);
+        inserted++;
+      }
+    }));
+    const elapsed = now() - t0;
+    await runner.waitFor(last, documentStreamId(collectionId, 'w0-0'), 60_000);
+    const meta = await findCollection(store, scope, name);
+    if (meta?.count !== inserted) throw new Error(`read model holds ${meta?.count} documents, not ${inserted}`);
+    perSecond[writers] = inserted / (elapsed / 1000);
+    report.figure(BENCH, `${writers} concurrent writer${writers > 1 ? 's' : ''} to one collection: inserts through the command layer`, perSecond[writers], 'inserts/s', { note: `${fmt(inserted)} inserts in ${fmt(elapsed / 1000, 1)} s, none refused` });
+    await store.collection(physicalCollection(collectionId)).drop();
+  }
+  report.info(BENCH, `8 writers / 1 writer to one collection: ${fmt(perSecond[8] / perSecond[1], 2)}×`);
 }
 
 /** Equality on "category": MATCHES documents of n match; first page of 20, sorted by _id. */

@@ -1,3 +1,8 @@
+import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
+import { allRetentionPolicies } from '../../domain/retention.js';
+import { executeWorkerCommand } from '../../commands/workers.js';
+import type { CommandContext } from '../../commands/handle.js';
+import type { DomainError } from '../../domain/shared/decider.js';
 import { expect } from 'chai';
 import { isRunAbandoned, isWorkerDead, processOfWorkerId, workerDecider, workerEventSchemas, type WorkerCommand, type WorkerEvent } from '../../domain/workers/index.js';
 import { MemoryReadStore } from '../../infra/read-store/memory.js';
@@ -104,4 +109,39 @@ describe('workers projection', () => {
         expect((await listWorkers(store)).items.map((w) => w._id)).to.deep.equal(['h:1:abc']);
       });
   });
+
+  it('takes beats from the heartbeat stream by their time, whatever order they arrive in', async () => {
+    const latest = '2026-01-01T00:00:20.000Z';
+    await projectionSpec([workersProjector])
+      .given([
+        { streamId: 'worker-h:1:abc', event: started },
+        { streamId: 'heartbeat-h:1:abc', event: { type: 'WorkerHeartbeat', data: { at: latest } } },
+        { streamId: 'heartbeat-h:1:abc', event: { type: 'WorkerHeartbeat', data: { at: later } } },
+      ])
+      .then(async (store) => {
+        expect(await getWorker(store, 'h:1:abc')).to.deep.include({ startedAt: at, lastHeartbeatAt: latest, stoppedAt: null, version: 0 });
+      });
+  });
 });
+
+describe('worker heartbeats in their own, truncated stream', () => {
+  it('records beats in heartbeat-<id>, refuses them for a stopped worker, and the store keeps only the newest', async () => {
+    const store = new SqliteEventStore(':memory:', { retention: allRetentionPolicies });
+    const context = (): CommandContext => ({ actorId: null, orgId: null, workspaceId: null, correlationId: 'c', causationId: null, requestId: null, now: new Date() });
+    try {
+      await executeWorkerCommand(store, context(), 'h:1:abc', { type: 'StartWorker', workerId: 'h:1:abc', host: 'h', pid: 1, role: 'worker', heartbeatMs: 5000 });
+      const beats = allRetentionPolicies.heartbeat.maxCount + 20;
+      for (let i = 0; i < beats; i++) await executeWorkerCommand(store, context(), 'h:1:abc', { type: 'RecordHeartbeat' });
+      expect((await store.readStream('worker-h:1:abc')).map((e) => e.type)).to.deep.equal(['WorkerStarted']);
+      const kept = await store.readStream('heartbeat-h:1:abc');
+      expect(kept).to.have.length(allRetentionPolicies.heartbeat.maxCount);
+      expect(kept.at(-1)!.revision).to.equal(beats - 1);
+      await executeWorkerCommand(store, context(), 'h:1:abc', { type: 'StopWorker' });
+      const refused = await executeWorkerCommand(store, context(), 'h:1:abc', { type: 'RecordHeartbeat' }).then(() => null, (e: DomainError) => e.code);
+      expect(refused).to.equal('WORKER_STOPPED');
+    } finally {
+      await store.close();
+    }
+  });
+});
+
