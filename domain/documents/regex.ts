@@ -109,10 +109,19 @@ function stripExtended(pattern: string): string {
  */
 export class Re2RegExp extends NativeRegExp {
   private readonly re2: UserRegex | null;
+  private readonly userSource: string;
+  private readonly userFlags: string;
+
+  /** Code run under withRe2RegExp tests `x instanceof RegExp` against this class: every RegExp is one. */
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return value instanceof NativeRegExp;
+  }
 
   constructor(pattern: string | RegExp, flags?: string) {
-    const source = typeof pattern === 'string' ? pattern : pattern.source;
-    const given = flags ?? (typeof pattern === 'string' ? '' : pattern.flags);
+    // A copy of a Re2RegExp (libraries clone RegExps with `new RegExp(re)`) keeps its pattern and options.
+    const own = pattern instanceof NativeRegExp && 'userSource' in pattern ? (pattern as unknown as { userSource: string; userFlags: string }) : null;
+    const source = typeof pattern === 'string' ? pattern : own ? own.userSource : pattern.source;
+    const given = flags ?? (typeof pattern === 'string' ? '' : own ? own.userFlags : pattern.flags);
     let re2: UserRegex | null = null;
     try {
       re2 = compileUserRegex(source, given.replace(/[gyud]/g, ''));
@@ -122,7 +131,12 @@ export class Re2RegExp extends NativeRegExp {
     // The native part only carries flags JavaScript knows (`x` is RE2-side only).
     super(re2 ? '(?:)' : source, given.replace(/[^dgimsuy]/g, ''));
     this.re2 = re2;
-    Object.defineProperty(this, 'userSource', { value: source });
+    this.userSource = source;
+    this.userFlags = given;
+  }
+
+  override get source(): string {
+    return this.userSource;
   }
 
   override test(input: string): boolean {
@@ -137,7 +151,7 @@ export class Re2RegExp extends NativeRegExp {
   }
 
   override toString(): string {
-    return `/${(this as unknown as { userSource: string }).userSource}/${this.flags}`;
+    return `/${this.userSource}/${this.userFlags}`;
   }
 }
 

@@ -68,6 +68,16 @@ export type RunCommand =
    * The caller judged the run's worker dead: `workerId` takes over. Nodes that were running start
    * again (attempt + 1), up to `maxAttempts` (default MAX_NODE_ATTEMPTS); past it the run fails.
    */
-  | (Base & { type: 'ResumeRun'; workerId: string; maxAttempts?: number });
+  | (Base & { type: 'ResumeRun'; workerId: string; maxAttempts?: number })
+  /**
+   * A deadline check (the executor between steps, the workers' sweep): records RunTimedOut when the
+   * run is still active `timeoutMs` (RUN_TIMEOUT_MS) after it was requested; else no event.
+   */
+  | (Base & { type: 'TimeOutRun'; timeoutMs: number })
+  /**
+   * The workers' sweep over queued runs: one nobody claimed within `claimTimeoutMs` is claimed by
+   * `workerId`, or timed out when it is already past `runTimeoutMs`; else no event.
+   */
+  | (Base & { type: 'SweepUnclaimedRun'; workerId: string; claimTimeoutMs: number; runTimeoutMs: number });
 
 export type RunCommandOf<T extends RunCommand['type']> = Extract<RunCommand, { type: T }>;

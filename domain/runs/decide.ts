@@ -1,5 +1,6 @@
 import type { RunCommand } from './commands.js';
 import { claimRun, completeRun, confirmStop, failRun, requestRun, requestStop, resumeRun } from './decide-lifecycle.js';
+import { sweepUnclaimedRun, timeOutRun } from './decide-deadlines.js';
 import { completeNode, failNode, skipNodes, startNode } from './decide-nodes.js';
 import type { RunEvent } from './events.js';
 import type { RunState } from './state.js';
@@ -30,5 +31,9 @@ export function decideRun(command: RunCommand, state: RunState): RunEvent[] {
       return confirmStop(command, state);
     case 'ResumeRun':
       return resumeRun(command, state);
+    case 'TimeOutRun':
+      return timeOutRun(command, state);
+    case 'SweepUnclaimedRun':
+      return sweepUnclaimedRun(command, state);
   }
 }

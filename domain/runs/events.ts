@@ -83,8 +83,11 @@ export const runEventSchemas = {
     definition: runDefinitionSchema,
     at,
   }),
-  /** A worker claimed the run. */
-  RunStarted: z.object({ workerId: z.string().min(1), at }),
+  /**
+   * A worker claimed the run. `unclaimedForMs` is set when the sweep claimed a run nobody had
+   * claimed for RUN_CLAIM_TIMEOUT_MS: how long it had waited.
+   */
+  RunStarted: z.object({ workerId: z.string().min(1), unclaimedForMs: z.number().int().min(0).optional(), at }),
   /** `attempt` is 1 on the first start, more after a resume restarted an interrupted node. */
   NodeStarted: z.object({ nodeId: id, attempt: z.number().int().min(1), at }),
   NodeCompleted: z.object({
@@ -106,6 +109,11 @@ export const runEventSchemas = {
   RunFailed: z.object({ code: z.string().min(1).max(MAX_SHORT_TEXT_LENGTH), reason: z.string().max(MAX_ERROR_MESSAGE_LENGTH), nodeId: id.nullable(), usage: usageTotalsSchema, at }),
   RunStopRequested: z.object({ by: z.string().nullable(), at }),
   RunStopped: z.object({ usage: usageTotalsSchema, at }),
+  /**
+   * The run passed RUN_TIMEOUT_MS (`timeoutMs`, counted from RunRequested) before it ended, queued
+   * or running; nodes still running end failed with ABORTED, their calls are aborted.
+   */
+  RunTimedOut: z.object({ timeoutMs: z.number().int().min(0), reason: z.string().max(MAX_ERROR_MESSAGE_LENGTH), usage: usageTotalsSchema, at }),
   /** A new worker (or the same one restarted) took over; `interruptedNodeIds` were running and are pending again. */
   RunResumed: z.object({ workerId: z.string().min(1), previousWorkerId: z.string().nullable(), interruptedNodeIds: z.array(id), at }),
 };

@@ -1,12 +1,12 @@
 import type { RunDefinition } from './definition.js';
 import type { ConditionalResult, NodeError, NodeUsage, OverrideConfig, RunEvent, RunMode, UsageTotals } from './events.js';
 
-export const RUN_STATUSES = ['queued', 'running', 'completed', 'failed', 'stopped'] as const;
+export const RUN_STATUSES = ['queued', 'running', 'completed', 'failed', 'stopped', 'timed_out'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export const NODE_RUN_STATUSES = ['pending', 'running', 'completed', 'failed', 'skipped'] as const;
 export type NodeRunStatus = (typeof NODE_RUN_STATUSES)[number];
 
-export const FINISHED_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'stopped'];
+export const FINISHED_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'stopped', 'timed_out'];
 export const isFinished = (status: RunStatus) => FINISHED_STATUSES.includes(status);
 
 export interface NodeRunState {
@@ -56,6 +56,7 @@ export interface RunState {
   /** Set by RunCompleted. */
   outputs: Record<string, unknown> | null;
   outputsTruncated: boolean;
+  /** Why the run failed or timed out (code RUN_TIMED_OUT). */
   failure: { code: string; reason: string; nodeId: string | null } | null;
   requestedAt: string;
   startedAt: string | null;
@@ -64,6 +65,9 @@ export interface RunState {
   /** Revision of the last folded event (-1: none). */
   version: number;
 }
+
+/** The failure code a timed-out run shows (RunTimedOut has no code of its own: it is always this). */
+export const RUN_TIMED_OUT = 'RUN_TIMED_OUT';
 
 export const ZERO_USAGE: UsageTotals = Object.freeze({ total_tokens: 0, prompt_tokens: 0, completion_tokens: 0, cost: 0 }) as UsageTotals;
 
@@ -215,6 +219,10 @@ function apply(state: RunState, event: RunEvent): RunState {
     case 'RunFailed': {
       const { code, reason, nodeId, at } = event.data;
       return { ...state, status: 'failed', failure: { code, reason, nodeId }, nodes: abortRunning(state.nodes, at), finishedAt: at, updatedAt: at };
+    }
+    case 'RunTimedOut': {
+      const { reason, at } = event.data;
+      return { ...state, status: 'timed_out', failure: { code: RUN_TIMED_OUT, reason, nodeId: null }, nodes: abortRunning(state.nodes, at), finishedAt: at, updatedAt: at };
     }
     case 'RunStopRequested':
       return { ...state, stopRequested: { by: event.data.by, at: event.data.at }, updatedAt: event.data.at };
