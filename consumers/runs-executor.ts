@@ -57,7 +57,7 @@ export function abortRun(processId: string, reason = 'stop requested') {
   running.get(processId)?.abort(new Error(reason));
 }
 
-/** Between steps the loop re-reads the run at least this often, so a stop issued elsewhere is seen. */
+/** Between steps the loop re-reads the run at least this often, so a stop or a timeout recorded elsewhere is seen. */
 const POLL_MS = 250;
 
 const sleep = (ms: number, signal: AbortSignal) =>
@@ -184,10 +184,18 @@ export async function executeRun(ports: RunEnginePorts, processId: string, worke
     }
   }
 
+  // RUN_TIMEOUT_MS counts from the request; the decider judges it (TimeOutRun) with the clock's time.
+  const deadline = () => Date.parse(run.requestedAt) + settings.RUN_TIMEOUT_MS;
   try {
     for (;;) {
       run = await loadRun(eventStore, processId);
+      // Ended meanwhile (timed out here or by a worker's sweep): in-flight calls are aborted like on a stop.
+      if (run.exists && isFinished(run.status) && inFlight.size > 0) controller.abort(new Error(`the run is ${run.status}`));
       if (!run.exists || isFinished(run.status) || run.workerId !== workerId) break;
+      if (clock.now().getTime() >= deadline()) {
+        await executeRunCommand(eventStore, ctx(), processId, { type: 'TimeOutRun', timeoutMs: settings.RUN_TIMEOUT_MS });
+        continue;
+      }
       if (run.stopRequested) controller.abort(new Error('stop requested'));
       const steps = nextSteps(run.definition, run);
       if (!controller.signal.aborted) {
@@ -209,7 +217,8 @@ export async function executeRun(ports: RunEnginePorts, processId: string, worke
         continue;
       }
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([...inFlight.values(), new Promise((r) => (timer = setTimeout(r, POLL_MS)))]);
+      const pause = Math.max(1, Math.min(POLL_MS, deadline() - clock.now().getTime()));
+      await Promise.race([...inFlight.values(), new Promise((r) => (timer = setTimeout(r, pause)))]);
       clearTimeout(timer);
     }
   } catch (err) {

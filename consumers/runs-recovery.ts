@@ -10,6 +10,7 @@ import type { Clock } from '../infra/ports/clock.js';
 import type { EventStore } from '../infra/ports/event-store.js';
 import type { Logger } from '../infra/ports/logger.js';
 import type { RunExecutor, RunRecoveryQueries, RunSettings, RunningRun } from '../infra/ports/runs.js';
+import { createRunSweep, type SweepResult } from './runs-sweep.js';
 
 export interface RunRecoveryPorts {
   eventStore: EventStore;
@@ -18,7 +19,7 @@ export interface RunRecoveryPorts {
   runs: RunExecutor;
   /** Candidates from the read side; every takeover is decided on the run's stream. */
   queries: RunRecoveryQueries;
-  settings: Pick<RunSettings, 'NODE_TIMEOUT_MS' | 'WORKER_HEARTBEAT_MS'>;
+  settings: Pick<RunSettings, 'NODE_TIMEOUT_MS' | 'WORKER_HEARTBEAT_MS' | 'RUN_TIMEOUT_MS' | 'RUN_CLAIM_TIMEOUT_MS'>;
 }
 
 /**
@@ -27,7 +28,9 @@ export interface RunRecoveryPorts {
  * at start and then every interval it looks for running runs whose worker is dead (stopped, or
  * silent for 3 intervals), takes them over with ResumeRun and executes them from their last
  * completed node. Two recovering workers racing for one run are safe: ResumeRun is appended with
- * the revision the judgement was made on, so the loser gets a conflict and moves on.
+ * the revision the judgement was made on, so the loser gets a conflict and moves on. Before each
+ * scan it runs the deadline sweep (runs-sweep.ts): runs past RUN_TIMEOUT_MS end `timed_out` rather
+ * than be resumed, and queued runs nobody claimed are claimed here.
  */
 
 /** Runs looked at per scan; the rest wait for the next scan. */
@@ -37,6 +40,8 @@ export interface RunRecovery {
   readonly workerId: string;
   /** One scan now (tests, and the scan at start); resolves when the resumed runs are claimed, not finished. */
   scan(): Promise<string[]>;
+  /** One deadline sweep now (tests); resolves when the claimed runs are claimed, not finished. */
+  sweep(): Promise<SweepResult>;
   stop(): Promise<void>;
 }
 
@@ -111,14 +116,18 @@ export async function startRunRecovery(ports: RunRecoveryPorts, workerName: stri
     return taken;
   }
 
+  const deadlines = createRunSweep(ports, runWorkerId);
+  const sweep = () => deadlines.sweep();
+
   let stopped = false;
   let busy: Promise<unknown> = Promise.resolve();
   async function tick() {
     try {
       await executeWorkerCommand(eventStore, context(), presenceId, { type: 'RecordHeartbeat' });
+      await sweep();
       await scan();
     } catch (err) {
-      log.error({ err: (err as Error).message }, 'heartbeat or recovery scan failed');
+      log.error({ err: (err as Error).message }, 'heartbeat, deadline sweep or recovery scan failed');
     }
   }
   const timer = setInterval(() => {
@@ -126,11 +135,16 @@ export async function startRunRecovery(ports: RunRecoveryPorts, workerName: stri
     busy = busy.then(tick);
   }, intervalMs);
   timer.unref();
-  busy = busy.then(() => scan().catch((err) => log.error({ err: (err as Error).message }, 'recovery scan at start failed')));
+  busy = busy.then(() =>
+    sweep()
+      .then(scan)
+      .catch((err) => log.error({ err: (err as Error).message }, 'deadline sweep or recovery scan at start failed')),
+  );
 
   return {
     workerId: presenceId,
     scan,
+    sweep,
     async stop() {
       if (stopped) return;
       stopped = true;

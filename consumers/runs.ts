@@ -19,7 +19,8 @@ export interface RunWorkerPorts {
  * Executes async runs. On RunRequested it claims the run (ClaimRun with this process's worker id)
  * and executes it in the background: the handler returns at once, so the same consumer keeps
  * receiving RunStopRequested for the runs it executes (per-stream order would otherwise hold the
- * stop back until the run ended). A RunRequested for a run already claimed or finished does
+ * stop back until the run ended); RunTimedOut (recorded by another worker's sweep) aborts the same way.
+ * A RunRequested for a run already claimed or finished does
  * nothing, which makes redelivery harmless.
  */
 export function runWorker(ports: RunWorkerPorts, workerName: string): Consumer {
@@ -30,8 +31,8 @@ export function runWorker(ports: RunWorkerPorts, workerName: string): Consumer {
     categories: ['run'],
     async handle(event: RecordedEvent) {
       const processId = event.streamId.slice('run-'.length);
-      if (event.type === 'RunStopRequested') {
-        runs.abort(processId);
+      if (event.type === 'RunStopRequested' || event.type === 'RunTimedOut') {
+        runs.abort(processId, event.type === 'RunTimedOut' ? 'the run timed out' : undefined);
         return;
       }
       if (event.type !== 'RunRequested') return;

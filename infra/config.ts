@@ -94,8 +94,17 @@ export const configSchema = z.object({
     .enum(['true', 'false'])
     .default('false')
     .transform((v) => v === 'true'),
+  /** Outbound HTTP (webhook nodes, messaging webhooks) keeps connections open per checked address and reuses them. */
+  OUTBOUND_KEEP_ALIVE: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true'),
   RUN_CONCURRENCY: positiveInt(4),
   NODE_TIMEOUT_MS: positiveInt(120_000),
+  /** A whole run, counted from its request (queue time included); past it the run ends `timed_out`. */
+  RUN_TIMEOUT_MS: positiveInt(600_000),
+  /** A queued run no worker claimed within this is claimed (or timed out) by the workers' sweep. */
+  RUN_CLAIM_TIMEOUT_MS: positiveInt(30_000),
   /** Workers record a heartbeat event this often; a worker silent for three intervals is dead and its runs are taken over. */
   WORKER_HEARTBEAT_MS: positiveInt(5_000),
   GOOGLE_CLIENT_ID: z.string().optional(),

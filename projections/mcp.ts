@@ -1,4 +1,4 @@
-import { isMcpServerVisibleTo, MASKED_SECRET, MCP_CATEGORY, serverIdOfStream, type McpConnectionState, type McpEvent, type McpScope, type McpTransport } from '../domain/mcp/index.js';
+import { isMcpServerVisibleTo, MASKED_SECRET, MCP_CATEGORY, serverIdOfStream, type McpConnectionState, type McpEndpointConfig, type McpEvent, type McpScope, type McpTransport } from '../domain/mcp/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { McpReadModel } from '../infra/ports/mcp.js';
 import type { Doc, Filter, Page, ReadStore } from '../infra/ports/read-store.js';
@@ -40,16 +40,8 @@ export interface McpServerDoc extends Doc {
 }
 
 /** What GET /mcp/servers/{serverId} answers (secrets masked). */
-export interface McpServerView {
+export interface McpServerView extends McpEndpointConfig {
   id: string;
-  name: string;
-  transport: McpTransport;
-  command: string | null;
-  args: string[];
-  env: Record<string, string>;
-  url: string | null;
-  headers: Record<string, string>;
-  autoReconnect: boolean;
   state: McpConnectionState;
   lastError: { code: string; message: string; at: string } | null;
   serverInfo: { name: string; version: string; protocolVersion: string | null; instructions: string | null } | null;
@@ -97,8 +89,7 @@ export function mcpServerViewOf(doc: McpServerDoc): McpServerView {
   };
 }
 
-type Endpoint = { name: string; transport: McpTransport; command: string | null; args: string[]; env: Record<string, string>; url: string | null; headers: Record<string, string>; autoReconnect: boolean };
-const endpointFields = (d: Endpoint) => ({
+const endpointFields = (d: McpEndpointConfig) => ({
   name: d.name,
   transport: d.transport,
   command: d.command,

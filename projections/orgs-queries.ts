@@ -1,5 +1,6 @@
 import type { ReadStore } from '../infra/ports/read-store.js';
 import { CREDENTIAL_COLLECTIONS, type UserAuthView } from './users-auth.js';
+import { openLlmCredentials, type LlmCredential } from './users-llm-credentials.js';
 import { ORG_COLLECTIONS as C, type InvitationView, type LlmCredentialView, type MemberView, type OrgView, type SpendView, type TeamView, type WorkspaceView } from './orgs-views.js';
 
 export const getOrg = (store: ReadStore, orgId: string) => store.collection<OrgView>(C.orgs).findOne({ _id: orgId });
@@ -57,18 +58,10 @@ export async function spentUsd(store: ReadStore, orgId: string, period: string):
 export const listLlmCredentialsSealed = (store: ReadStore, orgId: string) =>
   store.collection<LlmCredentialView>(C.llmCredentials).find({ orgId }, { sort: { provider: 1 } });
 
-export interface OrgLlmCredential {
-  provider: string;
-  apiKey: string;
-  baseUrl: string | null;
-  updatedAt: string;
-}
-
-/** The execution engine's entry point: the organization's provider keys, opened. Never answer these over HTTP. */
+/** The execution engine's entry point: the organization's provider keys, opened. */
 export async function readOrgLlmCredentials(
   services: { readStore: ReadStore; sealedBox: { open(sealed: string): string } },
   orgId: string,
-): Promise<OrgLlmCredential[]> {
-  const sealed = await listLlmCredentialsSealed(services.readStore, orgId);
-  return sealed.map((c) => ({ provider: c.provider, apiKey: services.sealedBox.open(c.sealedApiKey), baseUrl: c.baseUrl, updatedAt: c.updatedAt }));
+): Promise<LlmCredential[]> {
+  return openLlmCredentials(services.sealedBox, await listLlmCredentialsSealed(services.readStore, orgId));
 }

@@ -164,12 +164,16 @@ export function listRunningProcesses(store: ReadStore, scope: FlowScope, options
   return store.collection<ProcessDoc>(COLLECTION).page({ ...tenant, status: { $in: ACTIVE } }, { sort: { requestedAt: -1 }, limit: options.limit, cursor: options.cursor ?? null });
 }
 
-/** Crash recovery's read side (port: infra/ports/runs.ts): running runs oldest first, and worker presence. */
+/** Crash recovery's and the deadline sweep's read side (port: infra/ports/runs.ts): candidates oldest first, and worker presence. */
 export function runRecoveryQueries(store: ReadStore): RunRecoveryQueries {
   return {
     async runningRuns(limit) {
       const docs = await store.collection<ProcessDoc>(COLLECTION).find({ status: 'running' }, { sort: { updatedAt: 1 }, limit });
       return docs.map((d) => ({ processId: d._id, updatedAt: d.updatedAt }));
+    },
+    async overdueRuns(status, requestedBefore, limit) {
+      const docs = await store.collection<ProcessDoc>(COLLECTION).find({ status, requestedAt: { $lte: requestedBefore } }, { sort: { requestedAt: 1 }, limit });
+      return docs.map((d) => ({ processId: d._id, requestedAt: d.requestedAt }));
     },
     workerPresence: (workerId) => getWorker(store, workerId),
   };

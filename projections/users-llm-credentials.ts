@@ -47,18 +47,29 @@ export const userLlmCredentialsProjector: Projector = {
 export const listUserLlmCredentialsSealed = (store: ReadStore, userId: string) =>
   store.collection<UserLlmCredentialView>(USER_LLM_CREDENTIALS).find({ userId }, { sort: { provider: 1 } });
 
-export interface UserLlmCredential {
+/** A provider key as both read models (a user's, an organization's) keep it: sealed. */
+export interface SealedLlmCredential {
+  provider: string;
+  sealedApiKey: string;
+  baseUrl: string | null;
+  updatedAt: string;
+}
+
+export interface LlmCredential {
   provider: string;
   apiKey: string;
   baseUrl: string | null;
   updatedAt: string;
 }
 
-/** The registry's entry point: the user's provider keys, opened. Never answer these over HTTP. */
+/** Opened for the LLM registry only; never answer these over HTTP. */
+export const openLlmCredentials = (sealedBox: { open(sealed: string): string }, sealed: SealedLlmCredential[]): LlmCredential[] =>
+  sealed.map((c) => ({ provider: c.provider, apiKey: sealedBox.open(c.sealedApiKey), baseUrl: c.baseUrl, updatedAt: c.updatedAt }));
+
+/** The registry's entry point: the user's provider keys, opened. */
 export async function readUserLlmCredentials(
   services: { readStore: ReadStore; sealedBox: { open(sealed: string): string } },
   userId: string,
-): Promise<UserLlmCredential[]> {
-  const sealed = await listUserLlmCredentialsSealed(services.readStore, userId);
-  return sealed.map((c) => ({ provider: c.provider, apiKey: services.sealedBox.open(c.sealedApiKey), baseUrl: c.baseUrl, updatedAt: c.updatedAt }));
+): Promise<LlmCredential[]> {
+  return openLlmCredentials(services.sealedBox, await listUserLlmCredentialsSealed(services.readStore, userId));
 }

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { mask } from '../../commands/users-credentials.js';
+import type { SealedLlmCredential } from '../../projections/users-llm-credentials.js';
 
 /**
  * The body that sets or removes one provider's credential, for an organization and for a user
@@ -18,4 +20,17 @@ export function llmCredentialBody<P extends z.ZodType<string>>(provider: P) {
         ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: 'required for openai_compatible' });
       }
     });
+}
+
+/** Masked only; a key sealed under an encryption key that has since changed shows as null, not as an error. */
+export function maskedCredentials(sealedBox: { open(sealed: string): string }, sealed: SealedLlmCredential[]) {
+  return sealed.map((c) => {
+    let apiKeyMasked: string | null;
+    try {
+      apiKeyMasked = mask(sealedBox.open(c.sealedApiKey));
+    } catch {
+      apiKeyMasked = null;
+    }
+    return { provider: c.provider, apiKeyMasked, baseUrl: c.baseUrl, updatedAt: c.updatedAt };
+  });
 }

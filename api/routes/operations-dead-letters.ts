@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import { requestDeadLetterRetry } from '../../commands/operations-dead-letters.js';
 import { deadLetterStreamId, type DeadLetterEvent } from '../../domain/operations/dead-letters.js';
-import { DomainError } from '../../domain/shared/decider.js';
 import type { RecordedEvent } from '../../domain/shared/events.js';
 import { countDeadLetters, getDeadLetter, listDeadLetters, type DeadLetterView } from '../../projections/operations-dead-letters.js';
-import { findUserAuth } from '../../projections/users-auth.js';
 import { defineRoute, type RouteInput } from '../route.js';
+import { requireOperator } from './operations.js';
 import { pageQuery } from './pagination.js';
 
 const letterSchema = z.object({
@@ -35,14 +34,6 @@ const view = (d: DeadLetterView) => ({
   retries: d.retries,
   resolvedAt: d.resolvedAt,
 });
-
-/** Same gate as /admin/projections: manage_settings, and the caller must be in ADMIN_EMAILS. */
-async function requireOperator({ principal, services }: RouteInput<unknown, unknown, unknown>) {
-  const user = principal ? await findUserAuth(services.readStore, principal.userId) : null;
-  if (!user || !services.config.ADMIN_EMAILS.includes(user.email.toLowerCase())) {
-    throw new DomainError('OPERATOR_ONLY', 'only the service operators listed in ADMIN_EMAILS may do this', 'forbidden');
-  }
-}
 
 export const deadLetterRoutes = [
   defineRoute({

@@ -14,8 +14,11 @@ const statusSchema = z.object({
   lastError: z.string().nullable(),
 });
 
-/** Projections are global, not a tenant's: beyond manage_settings, the caller must be a configured operator. */
-async function requireOperator({ principal, services }: RouteInput<unknown, unknown, unknown>) {
+/**
+ * Projections and dead letters are global, not a tenant's: beyond manage_settings, the caller must
+ * be a configured operator (ADMIN_EMAILS).
+ */
+export async function requireOperator({ principal, services }: RouteInput<unknown, unknown, unknown>) {
   const user = principal ? await findUserAuth(services.readStore, principal.userId) : null;
   if (!user || !services.config.ADMIN_EMAILS.includes(user.email.toLowerCase())) {
     throw new DomainError('OPERATOR_ONLY', 'only the service operators listed in ADMIN_EMAILS may do this', 'forbidden');

@@ -2,31 +2,19 @@ import { z } from 'zod';
 import { setLlmCredential } from '../../commands/orgs.js';
 import { llmProviderSchema, orgStreamId } from '../../domain/orgs/index.js';
 import { periodStartOf } from '../../domain/orgs/spend.js';
-import { mask } from '../../commands/users-credentials.js';
 import type { Services } from '../../infra/ports/services.js';
 import { getOrg, listLlmCredentialsSealed, spentUsd } from '../../projections/orgs.js';
 import { NotFoundError } from '../errors.js';
 import { defineRoute } from '../route.js';
-import { llmCredentialBody } from './llm-credentials.js';
+import { llmCredentialBody, maskedCredentials } from './llm-credentials.js';
 import { orgParams } from './orgs-schemas.js';
 
 const tag = 'Organizations';
 const credentialSchema = z.object({ provider: llmProviderSchema, apiKeyMasked: z.string().nullable(), baseUrl: z.string().nullable(), updatedAt: z.string() });
 const credentialsReply = z.object({ success: z.literal(true), credentials: z.array(credentialSchema) });
 
-/** Masked only; a key sealed under an encryption key that has since changed shows as null, not as an error. */
-async function maskedCredentials(services: Services, orgId: string) {
-  const sealed = await listLlmCredentialsSealed(services.readStore, orgId);
-  return sealed.map((c) => {
-    let apiKeyMasked: string | null;
-    try {
-      apiKeyMasked = mask(services.sealedBox.open(c.sealedApiKey));
-    } catch {
-      apiKeyMasked = null;
-    }
-    return { provider: c.provider, apiKeyMasked, baseUrl: c.baseUrl, updatedAt: c.updatedAt };
-  });
-}
+const maskedOrgCredentials = async (services: Services, orgId: string) =>
+  maskedCredentials(services.sealedBox, await listLlmCredentialsSealed(services.readStore, orgId));
 
 const credentialBody = llmCredentialBody(llmProviderSchema);
 
@@ -67,7 +55,7 @@ export const orgSettingsRoutes = [
     params: orgParams,
     responses: { 200: { description: 'masked credentials', schema: credentialsReply }, 403: { description: 'role lacks manage_settings' }, 404: { description: 'no such organization' } },
     async handler({ params, services }) {
-      return { status: 200, body: { success: true, credentials: await maskedCredentials(services, params.orgId) } };
+      return { status: 200, body: { success: true, credentials: await maskedOrgCredentials(services, params.orgId) } };
     },
   }),
   defineRoute({
@@ -85,7 +73,7 @@ export const orgSettingsRoutes = [
       const input = { provider: body.provider, apiKey: body.apiKey, baseUrl: body.baseUrl ?? null };
       const result = await setLlmCredential(services.eventStore, command, params.orgId, principal!.userId, input, (key) => services.sealedBox.seal(key));
       await settle(result.position, orgStreamId(params.orgId));
-      return { status: 200, body: { success: true, credentials: await maskedCredentials(services, params.orgId) } };
+      return { status: 200, body: { success: true, credentials: await maskedOrgCredentials(services, params.orgId) } };
     },
   }),
 ];

@@ -43,7 +43,7 @@ export const publicTriggerRoutes = [
     params: nodeParams,
     query: triggerQuery,
     body: triggerBody,
-    responses: { 200: { description: 'the node result' }, 202: { description: 'queued' }, ...errors },
+    responses: { 200: { description: 'the node result' }, 202: { description: 'queued' }, ...errors, 504: { description: 'RUN_TIMED_OUT: the run passed RUN_TIMEOUT_MS' } },
     async handler(input) {
       const { flow } = await requireTriggerKey(input.services, input.koa, input.params.flowId, input.params.nodeId);
       const async = input.query.async === 'true';

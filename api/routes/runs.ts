@@ -58,13 +58,20 @@ export async function startRun(input: AnyInput, request: Omit<RunRequest, 'idemp
 
 export const queued = (processId: string): RouteReply => ({ status: 202, body: { success: true, processId, status: 'queued' } });
 
-/** The seed's process-node answer (200), or 500 with the error body when the node failed. */
+/** HTTP status of a process-node answer whose node did not complete: stopped 409, timed out 504, else 500. */
+const unfinishedNodeStatus = (status: string) => (status === 'stopped' ? 409 : status === 'timed_out' ? 504 : 500);
+
+/**
+ * The seed's process-node answer (200), or 500 with the error body when the node failed (504
+ * RUN_TIMED_OUT when the run passed RUN_TIMEOUT_MS: the run's reason, not the aborted node's).
+ */
 export function nodeReply(view: ProcessView, nodeId: string): RouteReply {
   const node = view.nodes.find((n) => n.nodeId === nodeId);
   if (!node || node.status !== 'completed') {
-    const error = node?.error ?? (view.error ? { code: view.error.code, message: view.error.reason } : { code: 'RUN_NOT_COMPLETED', message: `the run is ${view.status}` });
+    const runError = view.error ? { code: view.error.code, message: view.error.reason } : { code: 'RUN_NOT_COMPLETED', message: `the run is ${view.status}` };
+    const error = view.status === 'timed_out' ? runError : (node?.error ?? runError);
     const { code, message, ...rest } = error as { code: string; message: string; provider?: string };
-    return { status: view.status === 'stopped' ? 409 : 500, body: { success: false, error: { code, message, details: { ...rest, nodeId, processId: view.processId, status: view.status } } } };
+    return { status: unfinishedNodeStatus(view.status), body: { success: false, error: { code, message, details: { ...rest, nodeId, processId: view.processId, status: view.status } } } };
   }
   return {
     status: 200,
@@ -130,6 +137,7 @@ export const processingRoutes = [
       ...runErrors,
       404: { description: 'FLOW_NOT_FOUND or NODE_NOT_FOUND' },
       500: { description: "the node failed: the provider's error code and message" },
+      504: { description: 'RUN_TIMED_OUT: the run passed RUN_TIMEOUT_MS (its node was aborted)' },
     },
     async handler(input) {
       const { params, body, principal } = input;
@@ -160,7 +168,7 @@ export const processingRoutes = [
     permission: 'edit_resources',
     params: flowParams,
     body: runBody,
-    responses: { 200: { description: 'the finished run', schema: anyBody }, 202: { description: 'queued' }, ...runErrors },
+    responses: { 200: { description: 'the finished run (status completed, failed, stopped or timed_out)', schema: anyBody }, 202: { description: 'queued' }, ...runErrors },
     async handler(input) {
       const { params, body, principal } = input;
       await visibleFlow(input, params.flowId);

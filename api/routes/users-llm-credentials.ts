@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import { setUserLlmCredential } from '../../commands/users-llm-credentials.js';
 import { userLlmProviderSchema, userStreamId } from '../../domain/users/index.js';
-import { mask } from '../../commands/users-credentials.js';
 import type { Services } from '../../infra/ports/services.js';
 import { listUserLlmCredentialsSealed } from '../../projections/users-llm-credentials.js';
 import { defineRoute } from '../route.js';
-import { llmCredentialBody } from './llm-credentials.js';
+import { llmCredentialBody, maskedCredentials } from './llm-credentials.js';
 
 const tag = 'Profile';
 const credentialSchema = z.object({
@@ -16,19 +15,8 @@ const credentialSchema = z.object({
 });
 const credentialsReply = z.object({ success: z.literal(true), credentials: z.array(credentialSchema) });
 
-/** Masked only; a key that can no longer be opened shows as null, not as an error. */
-async function maskedCredentials(services: Services, userId: string) {
-  const sealed = await listUserLlmCredentialsSealed(services.readStore, userId);
-  return sealed.map((c) => {
-    let apiKeyMasked: string | null;
-    try {
-      apiKeyMasked = mask(services.sealedBox.open(c.sealedApiKey));
-    } catch {
-      apiKeyMasked = null;
-    }
-    return { provider: c.provider as z.infer<typeof userLlmProviderSchema>, apiKeyMasked, baseUrl: c.baseUrl, updatedAt: c.updatedAt };
-  });
-}
+const maskedUserCredentials = async (services: Services, userId: string) =>
+  maskedCredentials(services.sealedBox, await listUserLlmCredentialsSealed(services.readStore, userId));
 
 const credentialBody = llmCredentialBody(userLlmProviderSchema);
 
@@ -43,7 +31,7 @@ export const userLlmRoutes = [
     auth: 'bearer',
     responses: { 200: { description: 'masked credentials', schema: credentialsReply }, 401: { description: 'no valid credential' } },
     async handler({ principal, services }) {
-      return { status: 200, body: { success: true, credentials: await maskedCredentials(services, principal!.userId) } };
+      return { status: 200, body: { success: true, credentials: await maskedUserCredentials(services, principal!.userId) } };
     },
   }),
   defineRoute({
@@ -64,7 +52,7 @@ export const userLlmRoutes = [
       const input = { provider: body.provider, apiKey: body.apiKey, baseUrl: body.baseUrl ?? null };
       const result = await setUserLlmCredential(services.eventStore, command, userId, input, (key) => services.sealedBox.seal(key));
       await settle(result.position, userStreamId(userId));
-      return { status: 200, body: { success: true, credentials: await maskedCredentials(services, userId) } };
+      return { status: 200, body: { success: true, credentials: await maskedUserCredentials(services, userId) } };
     },
   }),
 ];

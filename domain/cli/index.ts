@@ -1,4 +1,4 @@
-import type { Decider } from '../shared/decider.js';
+import { decider, type Decider } from '../shared/decider.js';
 import { decideCliToken, type CliTokenCommand } from './decide-cli-token.js';
 import { decideDeviceAuthorization, type DeviceAuthorizationCommand } from './decide-device-authorization.js';
 import { cliTokenEventSchemas, deviceAuthorizationEventSchemas, type CliTokenEvent, type DeviceAuthorizationEvent } from './events.js';
@@ -20,16 +20,6 @@ export * from './user-code.js';
 export const cliTokenStreamId = (tokenId: string) => `clitoken-${tokenId}`;
 export const deviceAuthorizationStreamId = (deviceId: string) => `devicecode-${deviceId}`;
 
-export const cliTokenDecider: Decider<CliTokenCommand, CliTokenState, CliTokenEvent> = {
-  initialState: initialCliTokenState,
-  eventSchemas: cliTokenEventSchemas,
-  evolve: evolveCliToken,
-  decide: decideCliToken,
-};
+export const cliTokenDecider: Decider<CliTokenCommand, CliTokenState, CliTokenEvent> = decider(initialCliTokenState, evolveCliToken, decideCliToken, cliTokenEventSchemas);
 
-export const deviceAuthorizationDecider: Decider<DeviceAuthorizationCommand, DeviceAuthorizationState, DeviceAuthorizationEvent> = {
-  initialState: initialDeviceAuthorizationState,
-  eventSchemas: deviceAuthorizationEventSchemas,
-  evolve: evolveDeviceAuthorization,
-  decide: decideDeviceAuthorization,
-};
+export const deviceAuthorizationDecider: Decider<DeviceAuthorizationCommand, DeviceAuthorizationState, DeviceAuthorizationEvent> = decider(initialDeviceAuthorizationState, evolveDeviceAuthorization, decideDeviceAuthorization, deviceAuthorizationEventSchemas);

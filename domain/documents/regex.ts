@@ -113,7 +113,7 @@ export class Re2RegExp extends NativeRegExp {
   private readonly userFlags: string;
 
   /** Code run under withRe2RegExp tests `x instanceof RegExp` against this class: every RegExp is one. */
-  static [Symbol.hasInstance](value: unknown): boolean {
+  static override [Symbol.hasInstance](value: unknown): boolean {
     return value instanceof NativeRegExp;
   }
 

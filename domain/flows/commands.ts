@@ -83,6 +83,11 @@ export type FlowCommand =
     })
   | (Base & { type: 'DeleteHistoryEntry'; nodeId: string; entryId: string })
   | (Base & { type: 'ClearNodeHistory'; nodeId: string })
-  | (Base & { type: 'ClearFlowHistory' });
+  | (Base & { type: 'ClearFlowHistory' })
+  /**
+   * From the reseal operation: `nodes` are the nodes' secret-bearing fields, sealed; `clearEvents`
+   * and `rewrittenInPlace` say what was found in the log and done to it. Also for a deleted flow.
+   */
+  | (Base & { type: 'ResealFlowSecrets'; nodes: Array<{ nodeId: string; data: Record<string, unknown> }>; clearEvents: number; rewrittenInPlace: boolean });
 
 export type FlowCommandOf<T extends FlowCommand['type']> = Extract<FlowCommand, { type: T }>;

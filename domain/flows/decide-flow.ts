@@ -1,6 +1,7 @@
 import { DomainError } from '../shared/decider.js';
 import type { FlowCommandOf } from './commands.js';
 import { buildDefinition, nameProblems } from './definition.js';
+import { settleGraphSecrets } from './decide-secrets.js';
 import type { FlowEvent } from './events.js';
 import { requireFlow, validationFailed } from './guards.js';
 import type { FlowState } from './state.js';
@@ -10,7 +11,7 @@ export function createFlow(command: FlowCommandOf<'CreateFlow'>, state: FlowStat
   if (state.exists) throw new DomainError('FLOW_ALREADY_EXISTS', `flow ${command.flowId} already exists`, 'conflict');
   const { flowId, ownerId, orgId, workspaceId, at } = command;
   const named = nameProblems(command.name, command.description);
-  const { nodes, edges } = buildDefinition(command.nodes ?? [], command.edges ?? [], named.problems);
+  const { nodes, edges } = buildDefinition(settleGraphSecrets(command.nodes ?? [], state), command.edges ?? [], named.problems);
   return [
     {
       type: 'FlowCreated',
@@ -23,7 +24,7 @@ export function createFlow(command: FlowCommandOf<'CreateFlow'>, state: FlowStat
 export function replaceFlow(command: FlowCommandOf<'ReplaceFlow'>, state: FlowState): FlowEvent[] {
   requireFlow(state, command.scope);
   const named = nameProblems(command.name, command.description);
-  const { nodes, edges } = buildDefinition(command.nodes, command.edges, named.problems);
+  const { nodes, edges } = buildDefinition(settleGraphSecrets(command.nodes, state), command.edges, named.problems);
   return [{ type: 'FlowReplaced', data: { name: named.name, description: named.description, nodes, edges, at: command.at } }];
 }
 

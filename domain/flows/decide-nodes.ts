@@ -1,5 +1,6 @@
 import { DomainError } from '../shared/decider.js';
 import type { FlowCommandOf } from './commands.js';
+import { settleNodeSecrets } from './decide-secrets.js';
 import { idProblems, toNode } from './definition.js';
 import type { FlowEvent, FlowNode } from './events.js';
 import { checkDefinitionSize, limitExceeded, requireFlow, requireNode, validationFailed } from './guards.js';
@@ -23,9 +24,10 @@ export function addNode(command: FlowCommandOf<'AddNode'>, state: FlowState): Fl
   requireFlow(state, command.scope);
   requireFreeNodeId(state, command.nodeId, 'body.id');
   const nodeIds = [...state.nodes.map((n) => n.id), command.nodeId];
-  const problems = validateNode(command.node, { nodeIds, selfId: command.nodeId });
+  const input = { ...command.node, data: settleNodeSecrets(command.node.data, undefined, 'body.data') };
+  const problems = validateNode(input, { nodeIds, selfId: command.nodeId });
   if (problems.length > 0) throw validationFailed(problems.map((p) => ({ field: `body.${p.field}`.replace(/\.$/, ''), message: p.message })));
-  const node = toNode(command.nodeId, command.node);
+  const node = toNode(command.nodeId, input);
   checkDefinitionSize([...state.nodes, node], state.edges);
   return [{ type: 'NodeAdded', data: { node, duplicatedFrom: null, at: command.at } }];
 }
@@ -47,7 +49,8 @@ export function updateNode(command: FlowCommandOf<'UpdateNode'>, state: FlowStat
     const parsed = positionSchema.safeParse(patch.position);
     if (!parsed.success) problems.push(...issuesToProblems(parsed.error.issues, 'body.position'));
   }
-  const dataChanges = Object.fromEntries(Object.entries(patch.data ?? {}).filter(([k, v]) => v !== undefined && !jsonEqual(node.data[k], v)));
+  const patchData = patch.data === undefined ? undefined : settleNodeSecrets(patch.data, node.data, 'body.data');
+  const dataChanges = Object.fromEntries(Object.entries(patchData ?? {}).filter(([k, v]) => v !== undefined && !jsonEqual(node.data[k], v)));
   const merged: NodeData = { ...node.data, ...dataChanges };
   if (Object.keys(dataChanges).length > 0) {
     const ids = state.nodes.map((n) => n.id);

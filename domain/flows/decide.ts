@@ -3,11 +3,12 @@ import { addConnection, addConnections, removeConnection, removeConnections, upd
 import { createFlow, deleteFlow, renameFlow, replaceFlow, setArchived } from './decide-flow.js';
 import { clearFlowHistory, clearNodeHistory, deleteHistoryEntry, recordNodeExecution } from './decide-history.js';
 import { addNode, deleteNode, duplicateNode, updateNode } from './decide-nodes.js';
+import { resealFlowSecrets } from './decide-secrets.js';
 import { regenerateFlowTriggerKey, regenerateNodeTriggerKey, updateFlowTrigger, updateNodeTrigger } from './decide-triggers.js';
 import type { FlowEvent } from './events.js';
 import type { FlowState } from './state.js';
 
-/** Each command to its part: decide-flow, decide-nodes, decide-connections, decide-triggers, decide-history. */
+/** Each command to its part: decide-flow, decide-nodes, decide-connections, decide-triggers, decide-history, decide-secrets. */
 export function decideFlow(command: FlowCommand, state: FlowState): FlowEvent[] {
   switch (command.type) {
     case 'CreateFlow':
@@ -55,5 +56,7 @@ export function decideFlow(command: FlowCommand, state: FlowState): FlowEvent[] 
       return clearNodeHistory(command, state);
     case 'ClearFlowHistory':
       return clearFlowHistory(command, state);
+    case 'ResealFlowSecrets':
+      return resealFlowSecrets(command, state);
   }
 }

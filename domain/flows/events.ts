@@ -133,6 +133,18 @@ export const flowEventSchemas = {
   NodeHistoryEntryDeleted: z.object({ nodeId: z.string(), entryId: z.string(), at }),
   NodeHistoryCleared: z.object({ nodeId: z.string(), at }),
   FlowHistoryCleared: z.object({ at }),
+  /**
+   * An operator re-wrote the flow's secrets (POST /admin/flows/secrets/reseal): `nodes` carries
+   * each node's `webhookConfig`/`variables` sealed (applied like a NodeUpdated patch);
+   * `clearEvents` is how many earlier events held secrets in clear, `rewrittenInPlace` whether the
+   * store re-wrote those (SQLite) or keeps them (EventStoreDB is append-only; reads mask them).
+   */
+  FlowSecretsResealed: z.object({
+    nodes: z.array(z.object({ nodeId: z.string(), data: baseNodeDataSchema })),
+    clearEvents: z.number().int().min(0),
+    rewrittenInPlace: z.boolean(),
+    at,
+  }),
 };
 
 export type FlowEventType = keyof typeof flowEventSchemas;

@@ -15,6 +15,7 @@ export * from './limits.js';
 export * from './llm-catalogue.js';
 export * from './node-data.js';
 export * from './node-types.js';
+export * from './secrets.js';
 export * from './state.js';
 export * from './validate-node.js';
 export * from './view.js';

@@ -109,6 +109,17 @@ export function boundedJsonObject(maxBytes: number) {
     .refine((value) => jsonByteLength(value) <= maxBytes, { message: `must be at most ${maxBytes} bytes as JSON` });
 }
 
+/** Any object with a `$secret` key must be exactly `{"$secret": "<text>"}`: a secret variable (flows/secrets.ts). */
+function misshapenSecret(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) return value.some(misshapenSecret);
+  const record = value as Record<string, unknown>;
+  if (Object.hasOwn(record, '$secret')) return Object.keys(record).length !== 1 || typeof record.$secret !== 'string';
+  return Object.values(record).some(misshapenSecret);
+}
+
 export const variablesSchema = z
   .record(z.string(), z.json())
-  .refine((value) => jsonDepth(value) <= MAX_VARIABLES_DEPTH, { message: `must be nested at most ${MAX_VARIABLES_DEPTH} levels deep` });
+  .refine((value) => jsonDepth(value) <= MAX_VARIABLES_DEPTH, { message: `must be nested at most ${MAX_VARIABLES_DEPTH} levels deep` })
+  .refine((value) => !misshapenSecret(value), { message: 'a secret variable is written {"$secret": "<text>"}, with no other key' })
+  .describe('values written {"$secret": "<text>"} are sealed when stored, shown masked in every read and given in clear only to the run');

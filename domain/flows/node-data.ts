@@ -12,6 +12,10 @@ import {
   promptSchema,
   variablesSchema,
 } from './limits.js';
+import { isSealedSecret } from './secrets.js';
+
+/** The longest sealed form of a MAX_TEXT_LENGTH text: `sealed:<hint>:v1.<iv>.<tag>.<base64url of ≤ 3 bytes per character>`. */
+const MAX_SEALED_TEXT_LENGTH = Math.ceil((MAX_TEXT_LENGTH * 3 * 4) / 3) + 200;
 
 /**
  * The fields every node's `data` may carry, whatever its type: the seed's fields, typed, with any
@@ -89,11 +93,21 @@ export const conditionSchema = z
   });
 export type Condition = z.infer<typeof conditionSchema>;
 
+/**
+ * A header value: text a client sends, or its sealed form in stored events (secrets.ts), which is
+ * longer than the text it seals (base64 of up to 3 UTF-8 bytes per character, plus IV and tag).
+ */
+const headerValueSchema = z
+  .string()
+  .max(MAX_SEALED_TEXT_LENGTH)
+  .refine((v) => isSealedSecret(v) || v.length <= MAX_TEXT_LENGTH, `Too big: expected string to have <=${MAX_TEXT_LENGTH} characters`)
+  .describe('sealed when stored, shown masked (••••1234) in every read; send the mask back to keep the stored value');
+
 export const webhookConfigSchema = z.looseObject({
   url: z.union([z.literal(''), httpUrlSchema]).optional().describe('http(s) URL called by a webhook node'),
   method: z.enum(HTTP_METHODS).optional().describe('HTTP method, POST when absent'),
   headers: z
-    .record(z.string().max(MAX_SHORT_TEXT_LENGTH), z.string().max(MAX_TEXT_LENGTH))
+    .record(z.string().max(MAX_SHORT_TEXT_LENGTH), headerValueSchema)
     .refine((h) => Object.keys(h).length <= MAX_WEBHOOK_HEADERS, `at most ${MAX_WEBHOOK_HEADERS} headers`)
     .optional(),
   timeout: z.number().int().positive().max(MAX_WEBHOOK_TIMEOUT_MS).optional().describe(`milliseconds, at most ${MAX_WEBHOOK_TIMEOUT_MS}`),

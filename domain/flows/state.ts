@@ -218,6 +218,11 @@ function apply(state: FlowState, event: FlowEvent): FlowState {
       return { ...state, history: without(state.history, [event.data.nodeId]) };
     case 'FlowHistoryCleared':
       return { ...state, history: {} };
+    // Same values, another form: not an edit, so updatedAt stays.
+    case 'FlowSecretsResealed': {
+      const patches = new Map(event.data.nodes.map((n) => [n.nodeId, n.data]));
+      return { ...state, nodes: state.nodes.map((n) => (patches.has(n.id) ? applyNodePatch(n, { data: patches.get(n.id) }) : n)) };
+    }
     default:
       return state;
   }

@@ -1,4 +1,4 @@
-import type { Decider } from '../shared/decider.js';
+import { decider, type Decider } from '../shared/decider.js';
 import { decideMcpServer, type McpCommand } from './decide.js';
 import { mcpEventSchemas, type McpEvent } from './events.js';
 import { evolveMcpServer, initialMcpServerState, type McpServerState } from './state.js';
@@ -14,9 +14,4 @@ export * from './stdio-policy.js';
 export * from './url-policy.js';
 
 /** The MCP server aggregate (stream `mcpserver-<serverId>`): registry, connection state, reconnect schedule. */
-export const mcpServerDecider: Decider<McpCommand, McpServerState, McpEvent> = {
-  initialState: initialMcpServerState,
-  evolve: evolveMcpServer,
-  decide: decideMcpServer,
-  eventSchemas: mcpEventSchemas,
-};
+export const mcpServerDecider: Decider<McpCommand, McpServerState, McpEvent> = decider(initialMcpServerState, evolveMcpServer, decideMcpServer, mcpEventSchemas);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DomainError } from '../shared/decider.js';
 import { MCP_TRANSPORTS } from './events.js';
+import type { McpEndpointConfig } from './state.js';
 
 /** Limits of a registration (README "Limits"). */
 export const MCP_LIMITS = { name: 100, command: 1024, args: 64, arg: 4096, envEntries: 64, headerEntries: 32, secretValue: 8192, url: 2048 } as const;
@@ -39,16 +40,7 @@ export const mcpServerUpdateSchema = mcpServerInputSchema.partial();
 export type McpServerUpdate = z.infer<typeof mcpServerUpdateSchema>;
 
 /** Plain (not yet sealed) endpoint after defaults, checked for the transport's required fields. */
-export interface PlainEndpoint {
-  name: string;
-  transport: (typeof MCP_TRANSPORTS)[number];
-  command: string | null;
-  args: string[];
-  env: Record<string, string>;
-  url: string | null;
-  headers: Record<string, string>;
-  autoReconnect: boolean;
-}
+export type PlainEndpoint = McpEndpointConfig;
 
 const invalid = (field: string, message: string) => new DomainError('MCP_INVALID_CONFIG', message, 'invalid', { field: `body.${field}` });
 

@@ -1,4 +1,4 @@
-import type { Decider } from '../shared/decider.js';
+import { decider, type Decider } from '../shared/decider.js';
 import { decideMemory, type MemoryCommand } from './decide.js';
 import { memoryEventSchemas, type MemoryEvent } from './events.js';
 import { evolveMemory, initialMemoryState, type MemoryState } from './state.js';
@@ -13,9 +13,4 @@ export * from './operations.js';
 export * from './filter.js';
 
 /** One stream per memory (`memory-<id>`). */
-export const memoryDecider: Decider<MemoryCommand, MemoryState, MemoryEvent> = {
-  initialState: initialMemoryState,
-  eventSchemas: memoryEventSchemas,
-  evolve: evolveMemory,
-  decide: decideMemory,
-};
+export const memoryDecider: Decider<MemoryCommand, MemoryState, MemoryEvent> = decider(initialMemoryState, evolveMemory, decideMemory, memoryEventSchemas);

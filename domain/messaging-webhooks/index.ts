@@ -1,4 +1,4 @@
-import type { Decider } from '../shared/decider.js';
+import { decider, type Decider } from '../shared/decider.js';
 import { decideDelivery, type DeliveryCommand } from './decide-delivery.js';
 import { decideWebhook, type WebhookCommand } from './decide-webhook.js';
 import { deliveryEventSchemas, webhookEventSchemas, type DeliveryEvent, type WebhookEvent } from './events.js';
@@ -14,17 +14,7 @@ export * from './retry.js';
 export * from './payload.js';
 
 /** `msgwebhook-<sessionId>`: the session's one webhook. */
-export const webhookDecider: Decider<WebhookCommand, WebhookState, WebhookEvent> = {
-  initialState: initialWebhookState,
-  eventSchemas: webhookEventSchemas,
-  evolve: evolveWebhook,
-  decide: decideWebhook,
-};
+export const webhookDecider: Decider<WebhookCommand, WebhookState, WebhookEvent> = decider(initialWebhookState, evolveWebhook, decideWebhook, webhookEventSchemas);
 
 /** `msgdelivery-<deliveryId>`: one delivery of one session event, every attempt in it. */
-export const deliveryDecider: Decider<DeliveryCommand, DeliveryState, DeliveryEvent> = {
-  initialState: initialDeliveryState,
-  eventSchemas: deliveryEventSchemas,
-  evolve: evolveDelivery,
-  decide: decideDelivery,
-};
+export const deliveryDecider: Decider<DeliveryCommand, DeliveryState, DeliveryEvent> = decider(initialDeliveryState, evolveDelivery, decideDelivery, deliveryEventSchemas);

@@ -1,4 +1,4 @@
-import type { Decider } from '../shared/decider.js';
+import { decider, type Decider } from '../shared/decider.js';
 import { decideSession, type MessagingCommand } from './decide.js';
 import { messagingEventSchemas, type MessagingEvent } from './events.js';
 import { evolveSession, initialSessionState, type MessagingSessionState } from './state.js';
@@ -9,9 +9,4 @@ export * from './decide.js';
 export * from './addresses.js';
 
 /** The session aggregate (`msgsession-<sessionId>`). */
-export const messagingDecider: Decider<MessagingCommand, MessagingSessionState, MessagingEvent> = {
-  initialState: initialSessionState,
-  eventSchemas: messagingEventSchemas,
-  evolve: evolveSession,
-  decide: decideSession,
-};
+export const messagingDecider: Decider<MessagingCommand, MessagingSessionState, MessagingEvent> = decider(initialSessionState, evolveSession, decideSession, messagingEventSchemas);

@@ -1,4 +1,4 @@
-import type { Decider } from '../shared/decider.js';
+import { decider, type Decider } from '../shared/decider.js';
 import { decideOperation, type OperationCommand } from './decide.js';
 import { operationEventSchemas, type OperationEvent } from './events.js';
 import { evolveOperation, initialOperationState, type OperationState } from './state.js';
@@ -7,9 +7,4 @@ export * from './events.js';
 export * from './state.js';
 export * from './decide.js';
 
-export const operationDecider: Decider<OperationCommand, OperationState, OperationEvent> = {
-  initialState: initialOperationState,
-  eventSchemas: operationEventSchemas,
-  evolve: evolveOperation,
-  decide: decideOperation,
-};
+export const operationDecider: Decider<OperationCommand, OperationState, OperationEvent> = decider(initialOperationState, evolveOperation, decideOperation, operationEventSchemas);

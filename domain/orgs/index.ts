@@ -1,4 +1,4 @@
-import type { Decider } from '../shared/decider.js';
+import { decider, type Decider } from '../shared/decider.js';
 import type { OrgCommand } from './commands.js';
 import { decideOrg } from './decide.js';
 import { orgEventSchemas, type OrgEvent } from './events.js';
@@ -11,9 +11,4 @@ export { DEFAULT_WORKSPACE_NAME, decideOrg } from './decide.js';
 
 export const orgStreamId = (orgId: string) => `org-${orgId}`;
 
-export const orgDecider: Decider<OrgCommand, OrgState, OrgEvent> = {
-  initialState: initialOrgState,
-  eventSchemas: orgEventSchemas,
-  evolve: evolveOrg,
-  decide: decideOrg,
-};
+export const orgDecider: Decider<OrgCommand, OrgState, OrgEvent> = decider(initialOrgState, evolveOrg, decideOrg, orgEventSchemas);

@@ -1,4 +1,4 @@
-import type { Decider } from '../shared/decider.js';
+import { decider, type Decider } from '../shared/decider.js';
 import { decideProbe, type ProbeCommand } from './decide.js';
 import { probeEventSchemas, type ProbeEvent } from './events.js';
 import { evolveProbe, initialProbeState, type ProbeState } from './state.js';
@@ -12,9 +12,4 @@ export * from './decide.js';
  * through a reservation, projection and read-your-writes end to end (smoke tests, benchmarks,
  * and operators checking a deployment), without depending on any business context.
  */
-export const probeDecider: Decider<ProbeCommand, ProbeState, ProbeEvent> = {
-  initialState: initialProbeState,
-  eventSchemas: probeEventSchemas,
-  evolve: evolveProbe,
-  decide: decideProbe,
-};
+export const probeDecider: Decider<ProbeCommand, ProbeState, ProbeEvent> = decider(initialProbeState, evolveProbe, decideProbe, probeEventSchemas);

@@ -14,6 +14,16 @@ export interface Decider<Command, State, Event extends DomainEvent> {
   eventSchemas: Record<Event['type'], z.ZodType>;
 }
 
+/** A context's decider from its four parts, so each `index.ts` names them in one line. */
+export function decider<Command, State, Event extends DomainEvent>(
+  initialState: State,
+  evolve: Decider<Command, State, Event>['evolve'],
+  decide: Decider<Command, State, Event>['decide'],
+  eventSchemas: Decider<Command, State, Event>['eventSchemas'],
+): Decider<Command, State, Event> {
+  return { initialState, evolve, decide, eventSchemas };
+}
+
 /**
  * What kind of refusal an error is, independent of any protocol: the API edge maps each kind to an
  * HTTP status in one place (api/errors.ts), so nothing below it knows about HTTP.

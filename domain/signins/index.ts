@@ -1,4 +1,4 @@
-import type { Decider } from '../shared/decider.js';
+import { decider, type Decider } from '../shared/decider.js';
 import { decideSignIn, type SignInCommand } from './decide.js';
 import { signInEventSchemas, type SignInEvent } from './events.js';
 import { evolveSignIn, initialSignInState, type SignInState } from './state.js';
@@ -16,9 +16,4 @@ export const SOCIAL_SIGNIN_TTL_SECONDS = 600;
 
 export const signInStreamId = (signInId: string) => `signin-${signInId}`;
 
-export const signInDecider: Decider<SignInCommand, SignInState, SignInEvent> = {
-  initialState: initialSignInState,
-  eventSchemas: signInEventSchemas,
-  evolve: evolveSignIn,
-  decide: decideSignIn,
-};
+export const signInDecider: Decider<SignInCommand, SignInState, SignInEvent> = decider(initialSignInState, evolveSignIn, decideSignIn, signInEventSchemas);

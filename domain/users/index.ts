@@ -1,4 +1,4 @@
-import type { Decider } from '../shared/decider.js';
+import { decider, type Decider } from '../shared/decider.js';
 import { decideUser, type UserCommand } from './decide.js';
 import { userEventSchemas, type UserEvent } from './events.js';
 import { evolveUser, initialUserState, type UserState } from './state.js';
@@ -14,9 +14,4 @@ export * from './verification.js';
 export const userStreamId = (userId: string) => `user-${userId}`;
 
 /** The user aggregate (`user-<id>`); see decide.ts for what it decides and what it leaves to the command layer. */
-export const userDecider: Decider<UserCommand, UserState, UserEvent> = {
-  initialState: initialUserState,
-  eventSchemas: userEventSchemas,
-  evolve: evolveUser,
-  decide: decideUser,
-};
+export const userDecider: Decider<UserCommand, UserState, UserEvent> = decider(initialUserState, evolveUser, decideUser, userEventSchemas);

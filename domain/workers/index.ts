@@ -1,4 +1,4 @@
-import type { Decider } from '../shared/decider.js';
+import { decider, type Decider } from '../shared/decider.js';
 import { decideWorker, type WorkerCommand } from './decide.js';
 import { workerEventSchemas, type WorkerEvent } from './events.js';
 import { evolveWorker, initialWorkerState, type WorkerState } from './state.js';
@@ -9,9 +9,4 @@ export * from './state.js';
 export * from './decide.js';
 export * from './liveness.js';
 
-export const workerDecider: Decider<WorkerCommand, WorkerState, WorkerEvent> = {
-  initialState: initialWorkerState,
-  eventSchemas: workerEventSchemas,
-  evolve: evolveWorker,
-  decide: decideWorker,
-};
+export const workerDecider: Decider<WorkerCommand, WorkerState, WorkerEvent> = decider(initialWorkerState, evolveWorker, decideWorker, workerEventSchemas);

@@ -3,7 +3,10 @@ import type { WorkerPresence } from '../../domain/workers/liveness.js';
 import type { Config } from '../config.js';
 
 /** The configuration the run engine reads (a slice of it). */
-export type RunSettings = Pick<Config, 'NODE_TIMEOUT_MS' | 'RUN_CONCURRENCY' | 'ALLOW_PRIVATE_NETWORK' | 'READ_YOUR_WRITES_TIMEOUT_MS' | 'WORKER_HEARTBEAT_MS'>;
+export type RunSettings = Pick<
+  Config,
+  'NODE_TIMEOUT_MS' | 'RUN_CONCURRENCY' | 'ALLOW_PRIVATE_NETWORK' | 'READ_YOUR_WRITES_TIMEOUT_MS' | 'WORKER_HEARTBEAT_MS' | 'RUN_TIMEOUT_MS' | 'RUN_CLAIM_TIMEOUT_MS'
+>;
 
 /**
  * The run engine as the rest of the service sees it. The executor lives in consumers/ (it is the
@@ -26,6 +29,12 @@ export interface RunningRun {
   updatedAt: string;
 }
 
+/** A queued or running run as the deadline sweep finds it. */
+export interface OverdueRun {
+  processId: string;
+  requestedAt: string;
+}
+
 /**
  * What crash recovery reads from the read side, implemented by the query functions of
  * projections/runs.ts and projections/workers.ts and wired in the container: candidates only,
@@ -34,6 +43,8 @@ export interface RunningRun {
 export interface RunRecoveryQueries {
   /** Running runs, least recently updated first. */
   runningRuns(limit: number): Promise<RunningRun[]>;
+  /** Runs in `status` requested at or before `requestedBefore` (ISO time), oldest first: the deadline sweep's candidates. */
+  overdueRuns(status: 'queued' | 'running', requestedBefore: string, limit: number): Promise<OverdueRun[]>;
   /** A worker process's presence, or null when it never recorded one. */
   workerPresence(workerId: string): Promise<WorkerPresence | null>;
 }

@@ -20,6 +20,7 @@ import {
   listFlowProcesses,
   listRunningProcesses,
   processView,
+  runRecoveryQueries,
   runStateView,
   runsProjector,
 } from '../../projections/runs.js';
@@ -176,6 +177,32 @@ function suite(adapter: string, open: () => Promise<ReadStore>) {
       await project(s.do({ type: 'ConfirmStop', workerId: WORKER }));
       expect((await expectAgrees(s)).status).to.equal('stopped');
       expect((await listRunningProcesses(store, bob, { limit: 50 })).items.map((d) => d._id)).to.not.include(s.processId);
+    });
+
+    it('timed out: the run leaves the active lists; the deadline sweep finds queued and running runs by request time', async () => {
+      const queries = runRecoveryQueries(store);
+      const queued = newRun({ edges: false });
+      const running = newRun();
+      running.do({ type: 'ClaimRun', workerId: WORKER });
+      running.do({ type: 'StartNode', workerId: WORKER, nodeId: 'a' });
+      await project([...queued.events, ...running.events]);
+      const ids = (runs: Array<{ processId: string }>) => runs.map((r) => r.processId).filter((id) => id === queued.processId || id === running.processId);
+      const cutoff = (s: RunStream) => s.state.requestedAt;
+      expect(ids(await queries.overdueRuns('queued', cutoff(running), 1_000))).to.deep.equal([queued.processId]);
+      expect(ids(await queries.overdueRuns('running', cutoff(running), 1_000))).to.deep.equal([running.processId]);
+      expect(ids(await queries.overdueRuns('running', new Date(Date.parse(cutoff(running)) - 1).toISOString(), 1_000)), 'requested after the cutoff').to.deep.equal([]);
+
+      const timedOut = running.do({ type: 'TimeOutRun', timeoutMs: 1 });
+      expect(timedOut.map((e) => e.type)).to.deep.equal(['RunTimedOut']);
+      await project(timedOut);
+      const doc = await expectAgrees(running);
+      expect(doc.status).to.equal('timed_out');
+      const view = processView(doc);
+      expect(view.error).to.include({ code: 'RUN_TIMED_OUT' });
+      expect(view.nodes[0]).to.include({ status: 'failed' });
+      expect(view.nodes[0].error).to.deep.equal({ code: 'ABORTED', message: 'the run ended while this node ran' });
+      expect(ids(await queries.overdueRuns('running', cutoff(running), 1_000))).to.deep.equal([]);
+      expect((await activeFlowProcesses(store, flowId)).map((d) => d._id)).to.not.include(running.processId);
     });
 
     it('flow history: newest first, paginated; latest is the newest request', async () => {
