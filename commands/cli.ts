@@ -9,13 +9,13 @@ import {
   USER_CODE_ALPHABET,
   USER_CODE_LENGTH,
   userCodeFromIndexes,
-  type CliTokenSource,
+  type CliTokenCommand,
   type DeviceAuthorizationEvent,
   type PollRecord,
 } from '../domain/cli/index.js';
 import { DomainError, fold } from '../domain/shared/decider.js';
 import type { EventStore } from '../infra/ports/event-store.js';
-import { handleCommand, type CommandContext } from './handle.js';
+import { handleAtContextTime, handleCommand, type CommandContext } from './handle.js';
 import { claimReservation } from './reservations.js';
 import { constantTimeEqual, sha256 } from './users-credentials.js';
 
@@ -168,42 +168,16 @@ export async function exchangeDeviceCode(store: EventStore, context: CommandCont
   return { ...created, userId: decision.userId };
 }
 
-export interface CliTokenRequest {
-  tokenId: string;
-  userId: string;
-  name: string | null;
-  secretHash: string;
-  source: CliTokenSource;
-  deviceId: string | null;
-  lifetimeDays: number;
-}
+/** The token as the decider takes it, with a lifetime instead of an expiry: the expiry is counted from the context's time. */
+export type CliTokenRequest = Omit<Extract<CliTokenCommand, { type: 'CreateCliToken' }>, 'type' | 'at' | 'expiresAt'> & { lifetimeDays: number };
 
 export async function createCliToken(store: EventStore, context: CommandContext, request: CliTokenRequest) {
-  const expiresAt = plusMs(context.now, request.lifetimeDays * 86_400_000);
-  const result = await handleCommand(store, {
-    streamId: cliTokenStreamId(request.tokenId),
-    decider: cliTokenDecider,
-    command: {
-      type: 'CreateCliToken',
-      tokenId: request.tokenId,
-      userId: request.userId,
-      name: request.name,
-      secretHash: request.secretHash,
-      source: request.source,
-      deviceId: request.deviceId,
-      at: context.now.toISOString(),
-      expiresAt,
-    },
-    context,
-  });
-  return { tokenId: request.tokenId, expiresAt, position: result.position };
+  const { lifetimeDays, ...token } = request;
+  const expiresAt = plusMs(context.now, lifetimeDays * 86_400_000);
+  const result = await handleAtContextTime(store, context, cliTokenStreamId(token.tokenId), cliTokenDecider, { type: 'CreateCliToken', ...token, expiresAt });
+  return { tokenId: token.tokenId, expiresAt, position: result.position };
 }
 
 export async function revokeCliToken(store: EventStore, context: CommandContext, tokenId: string, userId: string) {
-  return handleCommand(store, {
-    streamId: cliTokenStreamId(tokenId),
-    decider: cliTokenDecider,
-    command: { type: 'RevokeCliToken', userId, at: context.now.toISOString() },
-    context,
-  });
+  return handleAtContextTime(store, context, cliTokenStreamId(tokenId), cliTokenDecider, { type: 'RevokeCliToken', userId });
 }

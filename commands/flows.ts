@@ -1,6 +1,7 @@
-import { flowDecider, flowNotFound, flowStreamId, isVisibleTo, type FlowCommand, type FlowEvent, type FlowScope, type FlowState } from '../domain/flows/index.js';
+import { flowDecider, flowNotFound, flowStreamId, isVisibleTo, sealNodeSecrets, type FlowCommand, type FlowEvent, type FlowScope, type FlowState } from '../domain/flows/index.js';
 import type { Principal } from '../domain/shared/principal.js';
 import type { EventStore } from '../infra/ports/event-store.js';
+import type { SecretSealer } from '../infra/ports/secret-sealer.js';
 import { handleCommand, loadState, PreconditionFailedError, type CommandContext, type HandleResult } from './handle.js';
 
 /** The tenant a request acts in: a flow outside it answers 404 from the decider itself. */
@@ -9,6 +10,28 @@ export function flowScopeOf(principal: Principal): FlowScope {
 }
 
 type WithoutBase<C> = C extends unknown ? Omit<C, 'at' | 'scope'> : never;
+export type FlowWriteCommand = WithoutBase<FlowCommand>;
+
+/**
+ * Seals every node secret a client sent (header values, `{"$secret": …}` variables) before the
+ * command exists, so plaintext never reaches the decider, an event or the bus; masks sent back
+ * stay masks, for the decider to replace with the stored secret.
+ */
+export function sealFlowCommand(command: FlowWriteCommand, sealer: Pick<SecretSealer, 'seal'>): FlowWriteCommand {
+  const seal = <T>(data: T): T => sealNodeSecrets(data, (plaintext) => sealer.seal(plaintext));
+  switch (command.type) {
+    case 'CreateFlow':
+      return command.nodes ? { ...command, nodes: command.nodes.map((n) => ({ ...n, data: seal(n.data) })) } : command;
+    case 'ReplaceFlow':
+      return { ...command, nodes: command.nodes.map((n) => ({ ...n, data: seal(n.data) })) };
+    case 'AddNode':
+      return { ...command, node: { ...command.node, data: seal(command.node.data) } };
+    case 'UpdateNode':
+      return command.patch.data ? { ...command, patch: { ...command.patch, data: seal(command.patch.data) } } : command;
+    default:
+      return command;
+  }
+}
 
 /**
  * Every flow write goes through here: the command gets its time from the context and, for user
@@ -18,7 +41,7 @@ export function executeFlowCommand(
   store: EventStore,
   context: CommandContext,
   flowId: string,
-  command: WithoutBase<FlowCommand>,
+  command: FlowWriteCommand,
   options: { scope?: FlowScope; expectedRevision?: number } = {},
 ) {
   return handleCommand(store, {
@@ -41,12 +64,12 @@ export async function writeUserFlow(
   store: EventStore,
   context: CommandContext,
   flowId: string,
-  command: WithoutBase<FlowCommand>,
-  options: { scope: FlowScope; expectedRevision?: number },
+  command: FlowWriteCommand,
+  options: { scope: FlowScope; expectedRevision?: number; sealer: Pick<SecretSealer, 'seal'> },
 ): Promise<{ result: HandleResult<FlowState, FlowEvent>; position: number | null }> {
   let result: HandleResult<FlowState, FlowEvent>;
   try {
-    result = await executeFlowCommand(store, context, flowId, command, options);
+    result = await executeFlowCommand(store, context, flowId, sealFlowCommand(command, options.sealer), options);
   } catch (err) {
     if (err instanceof PreconditionFailedError) {
       const { state } = await loadState(store, flowStreamId(flowId), flowDecider);

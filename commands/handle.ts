@@ -3,16 +3,13 @@ import { DomainError, fold, type Decider } from '../domain/shared/decider.js';
 import type { DomainEvent, EventMetadata } from '../domain/shared/events.js';
 import { ConcurrencyError, type EventStore, type ExpectedRevision } from '../infra/ports/event-store.js';
 
-/** Who and why: becomes the metadata of every event the command appends. */
-export interface CommandContext {
-  actorId: string | null;
-  orgId: string | null;
-  workspaceId: string | null;
-  correlationId: string;
-  causationId: string | null;
-  requestId: string | null;
+/** Who and why: becomes the metadata of every event the command appends (`now` its `occurredAt`). */
+export interface CommandContext extends Omit<EventMetadata, 'occurredAt'> {
   now: Date;
 }
+
+/** A command as its caller gives it: the handler stamps it with the context's time. */
+export type WithoutAt<C> = C extends unknown ? Omit<C, 'at'> : never;
 
 export interface HandleOptions<C, S, E extends DomainEvent> {
   streamId: string;
@@ -140,4 +137,16 @@ function assertEventShapes<E extends DomainEvent>(decider: Decider<unknown, unkn
     const parsed = schema.safeParse(event.data);
     if (!parsed.success) throw new Error(`event ${event.type} does not match its schema: ${parsed.error.message}`);
   }
+}
+
+/** Handles `command` on `streamId` at the context's time (`at`), the way most contexts write. */
+export function handleAtContextTime<C, S, E extends DomainEvent>(
+  store: EventStore,
+  context: CommandContext,
+  streamId: string,
+  decider: Decider<C, S, E>,
+  command: WithoutAt<C>,
+  expectedRevision?: number,
+): Promise<HandleResult<S, E>> {
+  return handleCommand(store, { streamId, decider, command: { ...command, at: context.now.toISOString() } as C, context, expectedRevision });
 }

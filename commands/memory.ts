@@ -1,8 +1,6 @@
 import { memoryDecider, memoryStreamId, type MemoryCommand } from '../domain/memory/index.js';
 import type { EventStore } from '../infra/ports/event-store.js';
-import { handleCommand, type CommandContext } from './handle.js';
-
-type WithoutAt<C> = C extends unknown ? Omit<C, 'at'> : never;
+import { handleAtContextTime, type CommandContext, type WithoutAt } from './handle.js';
 
 /**
  * Every memory write goes through here: one stream per memory (`memory-<id>`), time from the
@@ -10,10 +8,5 @@ type WithoutAt<C> = C extends unknown ? Omit<C, 'at'> : never;
  * MEMORY_EXISTS); update and delete check tenancy and scope in the decider (404 MEMORY_NOT_FOUND).
  */
 export function executeMemoryCommand(store: EventStore, context: CommandContext, command: WithoutAt<MemoryCommand>) {
-  return handleCommand(store, {
-    streamId: memoryStreamId(command.memoryId),
-    decider: memoryDecider,
-    command: { ...command, at: context.now.toISOString() } as MemoryCommand,
-    context,
-  });
+  return handleAtContextTime(store, context, memoryStreamId(command.memoryId), memoryDecider, command);
 }

@@ -3,18 +3,11 @@ import { deliveryDecider, deliveryStreamId, webhookDecider, webhookStreamId, typ
 import { DomainError } from '../domain/shared/decider.js';
 import { ConcurrencyError, type EventStore } from '../infra/ports/event-store.js';
 import type { WebhookSender } from '../infra/ports/messaging-webhooks.js';
-import { handleCommand, loadState, metadataOf, type CommandContext } from './handle.js';
-
-type WithoutAt<C> = C extends unknown ? Omit<C, 'at'> : never;
+import { handleAtContextTime, loadState, metadataOf, type CommandContext, type WithoutAt } from './handle.js';
 
 /** A command on a session's webhook (`msgwebhook-<sessionId>`); the time comes from the context. */
 export function executeWebhookCommand(store: EventStore, context: CommandContext, sessionId: string, command: WithoutAt<WebhookCommand>) {
-  return handleCommand(store, {
-    streamId: webhookStreamId(sessionId),
-    decider: webhookDecider,
-    command: { ...command, at: context.now.toISOString() } as WebhookCommand,
-    context,
-  });
+  return handleAtContextTime(store, context, webhookStreamId(sessionId), webhookDecider, command);
 }
 
 /**
@@ -23,13 +16,7 @@ export function executeWebhookCommand(store: EventStore, context: CommandContext
  * 412 instead of being decided again.
  */
 export function executeDeliveryCommand(store: EventStore, context: CommandContext, deliveryId: string, command: WithoutAt<DeliveryCommand>, expectedRevision?: number) {
-  return handleCommand(store, {
-    streamId: deliveryStreamId(deliveryId),
-    decider: deliveryDecider,
-    command: { ...command, at: context.now.toISOString() } as DeliveryCommand,
-    context,
-    expectedRevision,
-  });
+  return handleAtContextTime(store, context, deliveryStreamId(deliveryId), deliveryDecider, command, expectedRevision);
 }
 
 export const loadWebhook = (store: EventStore, sessionId: string) => loadState(store, webhookStreamId(sessionId), webhookDecider);

@@ -10,19 +10,12 @@ import {
 } from '../domain/messaging/index.js';
 import type { EventStore } from '../infra/ports/event-store.js';
 import { ProviderError, type MessagingProvider, type ProviderSessionRef } from '../infra/ports/messaging-provider.js';
-import { handleCommand, loadState, type CommandContext, type HandleResult } from './handle.js';
+import { handleAtContextTime, loadState, type CommandContext, type HandleResult, type WithoutAt } from './handle.js';
 import { claimReservation, releaseReservation } from './reservations.js';
-
-type WithoutAt<C> = C extends unknown ? Omit<C, 'at'> : never;
 
 /** Every session write goes through here: the command gets its time from the context. */
 export function executeSessionCommand(store: EventStore, context: CommandContext, sessionId: string, command: WithoutAt<MessagingCommand>) {
-  return handleCommand(store, {
-    streamId: msgSessionStreamId(sessionId),
-    decider: messagingDecider,
-    command: { ...command, at: context.now.toISOString() } as MessagingCommand,
-    context,
-  });
+  return handleAtContextTime(store, context, msgSessionStreamId(sessionId), messagingDecider, command);
 }
 
 export function loadSession(store: EventStore, sessionId: string) {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { deadLetterDecider, deadLetterStreamId, type FailedEvent } from '../domain/operations/dead-letters.js';
 import type { EventStore } from '../infra/ports/event-store.js';
-import { handleCommand, loadState, type CommandContext } from './handle.js';
+import { handleAtContextTime, handleCommand, loadState, type CommandContext } from './handle.js';
 
 /** One id per (consumer, event): the same failure always lands in the same stream. */
 export function deadLetterIdOf(consumer: string, eventId: string): string {
@@ -37,12 +37,7 @@ export function recordDeadLetter(store: EventStore, context: CommandContext, let
 }
 
 export function requestDeadLetterRetry(store: EventStore, context: CommandContext, deadLetterId: string, requestId: string) {
-  return handleCommand(store, {
-    streamId: deadLetterStreamId(deadLetterId),
-    decider: deadLetterDecider,
-    command: { type: 'RequestRetry', deadLetterId, requestId, at: context.now.toISOString() },
-    context,
-  });
+  return handleAtContextTime(store, context, deadLetterStreamId(deadLetterId), deadLetterDecider, { type: 'RequestRetry', deadLetterId, requestId });
 }
 
 /** `error` absent: the handler succeeded this time. */

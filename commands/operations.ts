@@ -3,15 +3,10 @@ import { DomainError } from '../domain/shared/decider.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { EventStore } from '../infra/ports/event-store.js';
 import type { ProjectionRebuilder } from '../infra/ports/projections.js';
-import { handleCommand, type CommandContext } from './handle.js';
+import { handleAtContextTime, handleCommand, type CommandContext } from './handle.js';
 
 export function requestProjectionRebuild(store: EventStore, context: CommandContext, name: string, requestId: string) {
-  return handleCommand(store, {
-    streamId: projectionStreamId(name),
-    decider: operationDecider,
-    command: { type: 'RequestRebuild', name, requestId, at: context.now.toISOString() },
-    context,
-  });
+  return handleAtContextTime(store, context, projectionStreamId(name), operationDecider, { type: 'RequestRebuild', name, requestId });
 }
 
 export function recordProjectionRebuild(

@@ -1,7 +1,7 @@
 import { DomainError } from '../domain/shared/decider.js';
 import { probeDecider, probeStreamId } from '../domain/probes/index.js';
 import type { EventStore } from '../infra/ports/event-store.js';
-import { handleCommand, type CommandContext } from './handle.js';
+import { handleAtContextTime, type CommandContext } from './handle.js';
 import { claimReservation } from './reservations.js';
 
 export async function createProbe(store: EventStore, context: CommandContext, probeId: string, name: string) {
@@ -13,29 +13,13 @@ export async function createProbe(store: EventStore, context: CommandContext, pr
     }
     throw err;
   }
-  return handleCommand(store, {
-    streamId: probeStreamId(probeId),
-    decider: probeDecider,
-    command: { type: 'CreateProbe', probeId, name, at: context.now.toISOString() },
-    context,
-  });
+  return handleAtContextTime(store, context, probeStreamId(probeId), probeDecider, { type: 'CreateProbe', probeId, name });
 }
 
 export async function incrementProbe(store: EventStore, context: CommandContext, probeId: string, by: number, expectedRevision?: number) {
-  return handleCommand(store, {
-    streamId: probeStreamId(probeId),
-    decider: probeDecider,
-    command: { type: 'IncrementProbe', by, at: context.now.toISOString() },
-    context,
-    expectedRevision,
-  });
+  return handleAtContextTime(store, context, probeStreamId(probeId), probeDecider, { type: 'IncrementProbe', by }, expectedRevision);
 }
 
 export async function acknowledgeProbe(store: EventStore, context: CommandContext, probeId: string, by: string) {
-  return handleCommand(store, {
-    streamId: probeStreamId(probeId),
-    decider: probeDecider,
-    command: { type: 'AcknowledgeProbe', by, at: context.now.toISOString() },
-    context,
-  });
+  return handleAtContextTime(store, context, probeStreamId(probeId), probeDecider, { type: 'AcknowledgeProbe', by });
 }

@@ -9,22 +9,14 @@ export function reservationStreamId(scope: string, key: string): string {
   return `reservation-${scope}.${digest}`;
 }
 
-export async function claimReservation(store: EventStore, context: CommandContext, scope: string, key: string, ownerId: string) {
-  await handleCommand(store, {
-    streamId: reservationStreamId(scope, key),
-    decider: reservationDecider,
-    command: { type: 'Claim', key: `${scope}:${hashForEvent(key)}`, ownerId },
-    context,
-  });
-}
+export const claimReservation = (store: EventStore, context: CommandContext, scope: string, key: string, ownerId: string) =>
+  reserve(store, context, 'Claim', scope, key, ownerId);
 
-export async function releaseReservation(store: EventStore, context: CommandContext, scope: string, key: string, ownerId: string) {
-  await handleCommand(store, {
-    streamId: reservationStreamId(scope, key),
-    decider: reservationDecider,
-    command: { type: 'Release', key: `${scope}:${hashForEvent(key)}`, ownerId },
-    context,
-  });
+export const releaseReservation = (store: EventStore, context: CommandContext, scope: string, key: string, ownerId: string) =>
+  reserve(store, context, 'Release', scope, key, ownerId);
+
+async function reserve(store: EventStore, context: CommandContext, type: 'Claim' | 'Release', scope: string, key: string, ownerId: string): Promise<void> {
+  await handleCommand(store, { streamId: reservationStreamId(scope, key), decider: reservationDecider, command: { type, key: `${scope}:${hashForEvent(key)}`, ownerId }, context });
 }
 
 function hashForEvent(key: string): string {

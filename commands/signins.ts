@@ -3,7 +3,7 @@ import { DomainError } from '../domain/shared/decider.js';
 import { signInDecider, signInStreamId, type SignInState } from '../domain/signins/index.js';
 import type { SocialProvider } from '../domain/users/fields.js';
 import type { EventStore } from '../infra/ports/event-store.js';
-import { handleCommand, type CommandContext } from './handle.js';
+import { handleAtContextTime, handleCommand, type CommandContext } from './handle.js';
 
 /**
  * The sign-in id is a hash of the OAuth `state`: the state never appears in the log, and knowing
@@ -43,12 +43,7 @@ export async function receiveSocialSignInCallback(
   signInId: string,
   provider: SocialProvider,
 ): Promise<SignInState> {
-  const result = await handleCommand(store, {
-    streamId: signInStreamId(signInId),
-    decider: signInDecider,
-    command: { type: 'ReceiveSocialSignInCallback', provider, at: context.now.toISOString() },
-    context,
-  });
+  const result = await handleAtContextTime(store, context, signInStreamId(signInId), signInDecider, { type: 'ReceiveSocialSignInCallback', provider });
   if (result.state.status !== 'callback_received') {
     const expired = result.state.failureReason === 'STATE_EXPIRED';
     throw new DomainError('INVALID_STATE', expired ? 'this sign-in attempt has expired; start again' : 'this sign-in state is not valid here', 'invalid', {
@@ -59,19 +54,9 @@ export async function receiveSocialSignInCallback(
 }
 
 export async function completeSocialSignIn(store: EventStore, context: CommandContext, signInId: string, outcome: { userId: string; created: boolean }) {
-  return handleCommand(store, {
-    streamId: signInStreamId(signInId),
-    decider: signInDecider,
-    command: { type: 'CompleteSocialSignIn', ...outcome, at: context.now.toISOString() },
-    context,
-  });
+  return handleAtContextTime(store, context, signInStreamId(signInId), signInDecider, { type: 'CompleteSocialSignIn', ...outcome });
 }
 
 export async function failSocialSignIn(store: EventStore, context: CommandContext, signInId: string, reason: string, detail: string | null = null) {
-  return handleCommand(store, {
-    streamId: signInStreamId(signInId),
-    decider: signInDecider,
-    command: { type: 'FailSocialSignIn', reason, detail, at: context.now.toISOString() },
-    context,
-  });
+  return handleAtContextTime(store, context, signInStreamId(signInId), signInDecider, { type: 'FailSocialSignIn', reason, detail });
 }

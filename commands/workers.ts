@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { heartbeatStreamId, workerDecider, workerStreamId, type WorkerCommand, type WorkerEvent } from '../domain/workers/index.js';
 import type { EventStore } from '../infra/ports/event-store.js';
-import { handleCommand, loadState, metadataOf, type CommandContext } from './handle.js';
-
-type WithoutAt<C> = C extends unknown ? Omit<C, 'at'> : never;
+import { handleCommand, loadState, metadataOf, type CommandContext, type WithoutAt } from './handle.js';
 
 /** Every worker-presence write: time from the context. */
 export async function executeWorkerCommand(store: EventStore, context: CommandContext, workerId: string, command: WithoutAt<WorkerCommand>) {

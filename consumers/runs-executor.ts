@@ -21,6 +21,7 @@ import {
   type NodeUsage,
   type RunState,
 } from '../domain/runs/index.js';
+import { openSecretVariables } from '../domain/flows/secrets.js';
 import { DomainError } from '../domain/shared/decider.js';
 import type { Clock } from '../infra/ports/clock.js';
 import type { EventStore } from '../infra/ports/event-store.js';
@@ -133,7 +134,9 @@ export async function executeRun(ports: RunEnginePorts, processId: string, worke
     try {
       const kind = nodeKindFor(kinds, { ...node, data });
       const inputs = nodeInputs(started.state.definition, started.state, nodeId);
-      const context = { ...inputs, processId, flowId: run.flowId, orgId: run.orgId, userId: run.ownerId, signal, llm, sleep };
+      // Secret variables ({"$secret": …}) are opened here, in the process that runs the node, and nowhere else.
+      const variables = openSecretVariables(inputs.variables, (box) => ports.secrets.open(box));
+      const context = { ...inputs, variables, processId, flowId: run.flowId, orgId: run.orgId, userId: run.ownerId, signal, llm, sleep };
       const result = await kind.execute({ ...node, data }, context);
       let usage: NodeUsage = result.usage ?? { total_tokens: 0, cost: 0 };
       const conditionalResults: ConditionalResult[] = [];

@@ -11,7 +11,8 @@ import type { Config, Role } from './config.js';
 import { EventStoreDbEventStore } from './event-store/eventstoredb.js';
 import { SqliteEventStore } from './event-store/sqlite.js';
 import { UpcastingEventStore } from './event-store/upcasting.js';
-import { allUpcasters } from '../domain/upcasters.js';
+import { allUpcastersWith } from '../domain/upcasters.js';
+import { appendOnlyStoredEvents, sqliteStoredEvents } from './event-store/stored-events.js';
 import { allRetentionPolicies } from '../domain/retention.js';
 
 /** How often the embedded log drops expired events of idle operational streams (active ones are trimmed on append). */
@@ -45,7 +46,7 @@ import { mcpReadModel } from '../projections/mcp.js';
 import { createMessagingProviders } from './messaging/providers.js';
 import { createWebhooksRuntime } from './messaging-webhooks/runtime.js';
 import { createLlmRegistry } from './llm/registry.js';
-import { outboundHttp } from './http/outbound.js';
+import { createOutboundHttp } from './http/outbound.js';
 import { createRunExecutor, type RunEnginePorts } from '../consumers/runs-executor.js';
 import { readOrgLlmCredentials } from '../projections/orgs-queries.js';
 import { readUserLlmCredentials } from '../projections/users-llm-credentials.js';
@@ -60,7 +61,9 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
   const rawEventStore = config.EVENTSTORE_URL
     ? new EventStoreDbEventStore(config.EVENTSTORE_URL, { retention: allRetentionPolicies })
     : new SqliteEventStore(join(config.DATA_DIR, 'events.db'), { retention: allRetentionPolicies, now: () => clock.now(), sweepIntervalMs: RETENTION_SWEEP_MS });
-  const eventStore: EventStore = new UpcastingEventStore(rawEventStore, allUpcasters);
+  // Before the store: reading flow events written with node secrets in clear seals them (domain/flows/upcasters.ts).
+  const sealedBox = new SealedBox(loadOrCreateKey(config.ENCRYPTION_KEY, config.DATA_DIR, 'encryption.key'));
+  const eventStore: EventStore = new UpcastingEventStore(rawEventStore, allUpcastersWith({ sealBox: (plaintext) => sealedBox.seal(plaintext) }));
 
   const readStore: ReadStore = config.MONGODB_URL
     ? await MongoReadStore.connect(config.MONGODB_URL, config.MONGODB_DB)
@@ -96,19 +99,21 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
 
   const now = () => clock.now();
   const tokens = new TokenService(loadOrCreateKey(config.JWT_SECRET, config.DATA_DIR, 'jwt.key'), config.JWT_TTL_SECONDS, clock);
-  const sealedBox = new SealedBox(loadOrCreateKey(config.ENCRYPTION_KEY, config.DATA_DIR, 'encryption.key'));
   const mailer: Mailer = config.SMTP_URL ? new SmtpMailer(config.SMTP_URL, config.MAIL_FROM, logger) : new OutboxMailer(config.DATA_DIR, logger, now);
+  // One keep-alive pool per service for webhook nodes and messaging webhooks (pinned per checked address).
+  const outbound = createOutboundHttp({ keepAlive: config.OUTBOUND_KEEP_ALIVE });
 
   const services: Services = {
     config, role, logger, eventStore, readStore, checkpoints, bus, projections,
     tokens, auth: new Authenticator(tokens, credentialLookup(readStore), clock, { unverifiedAccountTtlHours: config.UNVERIFIED_ACCOUNT_TTL_HOURS }), sealedBox, mailer, rateLimiter: new RateLimiter(clock), social: socialProviders(config),
     now, newId: () => randomUUID(),
+    storedEvents: rawEventStore instanceof SqliteEventStore ? sqliteStoredEvents(rawEventStore) : appendOnlyStoredEvents(rawEventStore),
     mcp: createMcpRuntime(createMcpClient(config)),
     mcpReadModel: mcpReadModel(readStore),
     resolver: systemAddressResolver,
     kv: createKvChecker(config),
     messaging: createMessagingProviders(config),
-    webhooks: createWebhooksRuntime({ config, logger, clock, eventStore, readStore, sealedBox, projectsLocally: projections.mode === 'local' }),
+    webhooks: createWebhooksRuntime({ config, logger, clock, eventStore, readStore, sealedBox, projectsLocally: projections.mode === 'local', outbound }),
     memory: memoryPorts(config, eventStore, readStore, logger, () => randomUUID()),
     llm: createLlmRegistry({
       config,
@@ -118,14 +123,14 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
         user: (userId) => readUserLlmCredentials({ readStore, sealedBox }, userId),
       },
     }),
-    outbound: outboundHttp,
+    outbound,
     runs: createRunExecutor(() => runEngine),
     runRecovery: runRecoveryQueries(readStore),
   };
   // The run engine's ports, once the services it shares exist; `now` read late so a test may move time.
   const runEngine: RunEnginePorts = {
     eventStore, logger, llm: services.llm, outbound: services.outbound, memory: services.memory, projections,
-    clock: { now: () => services.now() }, newId: () => services.newId(), settings: config,
+    clock: { now: () => services.now() }, newId: () => services.newId(), settings: config, secrets: sealedBox,
     mcp: { eventStore, config, mcp: services.mcp, now: () => services.now() },
   };
   return services;
@@ -136,6 +141,7 @@ export async function closeServices(services: Services): Promise<void> {
   await services.mcp.close();
   await services.messaging.close();
   await services.webhooks.close();
+  services.outbound.close?.();
   await services.bus.close();
   await services.projections.stop();
   await services.readStore.close();

@@ -1,5 +1,6 @@
 import {
   initialFlowState,
+  maskNodes,
   toTriggerView,
   type FlowEdge,
   type FlowNode,
@@ -30,6 +31,11 @@ export interface FlowDoc extends Doc, Omit<FlowSummary, 'id'> {
   definition: string;
   /** JSON of the per-node trigger views (`Record<nodeId, TriggerView>`); node ids stay out of field names. */
   nodeTriggers: string;
+  /**
+   * True on every document written since node secrets are masked in the read model; a document
+   * without it (projected by an older version) is masked when read, until its flow's next event.
+   */
+  secretsMasked?: true;
 }
 
 /** The part of a flow's public view kept as JSON text; trigger views carry `hasKey`, never a hash. */
@@ -68,7 +74,7 @@ const settingsOf = (view: TriggerView): TriggerSettings => ({
 export function docOf(state: FlowState): FlowDoc {
   const definition: FlowDefinition = state.deleted
     ? { nodes: [], edges: [], trigger: toTriggerView(initialFlowState.trigger) }
-    : { nodes: state.nodes, edges: state.edges, trigger: toTriggerView(state.trigger) };
+    : { nodes: maskNodes(state.nodes), edges: state.edges, trigger: toTriggerView(state.trigger) };
   const nodeTriggers = state.deleted ? {} : Object.fromEntries(Object.entries(state.nodeTriggers).map(([id, t]) => [id, toTriggerView(t)]));
   return {
     _id: state.id,
@@ -86,12 +92,19 @@ export function docOf(state: FlowState): FlowDoc {
     edgeCount: definition.edges.length,
     definition: JSON.stringify(definition),
     nodeTriggers: JSON.stringify(nodeTriggers),
+    secretsMasked: true,
   };
+}
+
+/** The stored definition, masked if an older version projected it in clear. */
+function definitionOf(doc: FlowDoc): FlowDefinition {
+  const d = JSON.parse(doc.definition) as FlowDefinition;
+  return doc.secretsMasked ? d : { ...d, nodes: maskNodes(d.nodes) };
 }
 
 /** The aggregate state the document stands for, minus history (kept in `node_history`). */
 export function stateOf(doc: FlowDoc): FlowState {
-  const d = JSON.parse(doc.definition) as FlowDefinition;
+  const d = definitionOf(doc);
   const nodeTriggers = JSON.parse(doc.nodeTriggers) as Record<string, TriggerView>;
   return {
     exists: true,
@@ -115,7 +128,7 @@ export function stateOf(doc: FlowDoc): FlowState {
 }
 
 export function recordOf(doc: FlowDoc): FlowRecord {
-  const d = JSON.parse(doc.definition) as FlowDefinition;
+  const d = definitionOf(doc);
   const nodeTriggers = JSON.parse(doc.nodeTriggers) as Record<string, TriggerView>;
   return { _id: doc._id, deleted: false, ...summaryFields(doc), nodes: d.nodes, edges: d.edges, trigger: d.trigger, nodeTriggers };
 }
@@ -126,7 +139,8 @@ export function recordOf(doc: FlowDoc): FlowRecord {
  */
 export function viewJsonOf(doc: FlowDoc): string {
   const head = JSON.stringify(summaryFields(doc));
-  return `${head.slice(0, -1)},${doc.definition.slice(1)}`;
+  const definition = doc.secretsMasked ? doc.definition : JSON.stringify(definitionOf(doc));
+  return `${head.slice(0, -1)},${definition.slice(1)}`;
 }
 
 function summaryFields(doc: FlowDoc) {

@@ -3,58 +3,47 @@ import type { RecordedEvent } from '../domain/shared/events.js';
 import type { Doc, Page, ReadStore } from '../infra/ports/read-store.js';
 import type { Projector } from './projector.js';
 
-/**
- * A server's call history (collection `mcp_history`): one entry per tool call and resource read,
- * created by the request and completed by its outcome. Arguments and results stay JSON text.
- */
-export interface McpHistoryDoc extends Doc {
-  serverId: string;
-  /** Revision of the request in the server's stream: the history's order. */
-  seq: number;
+/** What an entry's document and its answer share. */
+interface McpHistoryFields {
   kind: 'tool_call' | 'resource_read';
   toolName: string | null;
   uri: string | null;
-  arguments: string | null;
   source: 'api' | 'flow';
   processId: string | null;
   nodeId: string | null;
   actorId: string | null;
   status: 'pending' | 'completed' | 'failed';
   isError: boolean | null;
-  content: string | null;
   text: string | null;
-  structuredContent: string | null;
   truncated: boolean;
   durationMs: number | null;
   error: { code: string; message: string } | null;
   progressCount: number;
-  /** Revision of the last progress counted: a redelivered progress event is not counted again. */
-  progressSeq?: number;
   requestedAt: string;
   finishedAt: string | null;
 }
 
-export interface McpHistoryEntry {
+/**
+ * A server's call history (collection `mcp_history`): one entry per tool call and resource read,
+ * created by the request and completed by its outcome. Arguments and results stay JSON text.
+ */
+export interface McpHistoryDoc extends Doc, McpHistoryFields {
+  serverId: string;
+  /** Revision of the request in the server's stream: the history's order. */
+  seq: number;
+  arguments: string | null;
+  content: string | null;
+  structuredContent: string | null;
+  /** Revision of the last progress counted: a redelivered progress event is not counted again. */
+  progressSeq?: number;
+}
+
+/** An entry as the API answers it: arguments and results parsed back from their JSON text. */
+export interface McpHistoryEntry extends McpHistoryFields {
   requestId: string;
-  kind: 'tool_call' | 'resource_read';
-  toolName: string | null;
-  uri: string | null;
   arguments: unknown;
-  source: 'api' | 'flow';
-  processId: string | null;
-  nodeId: string | null;
-  actorId: string | null;
-  status: 'pending' | 'completed' | 'failed';
-  isError: boolean | null;
   content: unknown;
-  text: string | null;
   structuredContent: unknown;
-  truncated: boolean;
-  durationMs: number | null;
-  error: { code: string; message: string } | null;
-  progressCount: number;
-  requestedAt: string;
-  finishedAt: string | null;
 }
 
 export const MCP_HISTORY = 'mcp_history';

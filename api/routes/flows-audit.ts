@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { flowScopeOf } from '../../commands/flows.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import type { RecordedEvent } from '../../domain/shared/events.js';
-import { flowAtVersion, flowNotFound, flowStreamId, idSchema, isVisibleTo, toFlowView, type FlowScope } from '../../domain/flows/index.js';
+import { flowAtVersion, flowNotFound, flowStreamId, idSchema, isVisibleTo, maskFlowEventSecrets, toFlowView, type FlowScope } from '../../domain/flows/index.js';
 import type { EventStore } from '../../infra/ports/event-store.js';
 import { defineRoute } from '../route.js';
 import { MAX_PAGE_SIZE } from './pagination.js';
@@ -77,7 +77,8 @@ function toAuditItem(event: RecordedEvent) {
     actorId: event.metadata.actorId,
     requestId: event.metadata.requestId,
     correlationId: event.metadata.correlationId,
-    data: redactEventData(event.data),
+    // Node secrets show masked, also those of events written in clear before sealing existed.
+    data: redactEventData(maskFlowEventSecrets(event.type, event.data)),
   };
 }
 
@@ -108,7 +109,7 @@ export const flowAuditRoutes = [
     path: '/flows/{flowId}/events',
     operationId: 'listFlowEvents',
     summary:
-      "the flow's event history read from the log: who (actorId), when (at), what (type, data; key hashes shown as \"[hash]\"). Newest first unless order=asc; cursor = the revision to continue from. Still readable after the flow is deleted.",
+      "the flow's event history read from the log: who (actorId), when (at), what (type, data; key hashes shown as \"[hash]\", node secrets masked). Newest first unless order=asc; cursor = the revision to continue from. Still readable after the flow is deleted.",
     tag: 'Audit and replay',
     auth: 'bearer',
     permission: 'view_resources',

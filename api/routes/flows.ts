@@ -72,7 +72,7 @@ export async function writeFlow(input: AnyInput, flowId: string, command: FlowWr
   // A new flow has no version to match: If-Match is only read for existing flows.
   const expectedRevision = command.type === 'CreateFlow' ? undefined : ifMatchOf(input);
   const scope = flowScopeOf(input.principal!);
-  const { result, position } = await writeUserFlow(services.eventStore, input.command, flowId, command, { scope, expectedRevision });
+  const { result, position } = await writeUserFlow(services.eventStore, input.command, flowId, command, { scope, expectedRevision, sealer: services.sealedBox });
   await input.settle(position, flowStreamId(flowId));
   if (result.state.deleted) return { result, flow: null };
   const record = await getFlow(services.readStore, flowId, scope);

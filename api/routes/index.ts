@@ -4,6 +4,7 @@ import { deadLetterRoutes } from './operations-dead-letters.js';
 import { aiRoutes } from './ai-flows.js';
 import { connectionRoutes } from './flows-connections.js';
 import { flowAuditRoutes } from './flows-audit.js';
+import { flowSecretsAdminRoutes } from './flows-secrets.js';
 import { flowRoutes } from './flows.js';
 import { llmRoutes } from './llm.js';
 import { nodeRoutes } from './flows-nodes.js';
@@ -44,6 +45,7 @@ export const allRoutes: RouteDef[] = [
   ...llmRoutes,
   ...aiRoutes,
   ...adminRoutes,
+  ...flowSecretsAdminRoutes,
   ...deadLetterRoutes,
   ...mcpRoutes,
   ...kvRoutes,

@@ -3,7 +3,7 @@ import { configureKvMcpServer } from '../../commands/kv.js';
 import { KV_PRESETS, KV_URL_MAX_LENGTH } from '../../domain/kv/index.js';
 import { MCP_LIMITS } from '../../domain/mcp/index.js';
 import { defineRoute } from '../route.js';
-import { serverReply, serverViewOrThrow } from './mcp-support.js';
+import { serverReply, settledServerReply } from './mcp-support.js';
 
 /**
  * Key-value store integration: check a Redis connection, and plug it in as an MCP server
@@ -69,10 +69,10 @@ export const kvRoutes = [
       401: { description: 'UNAUTHENTICATED' },
       403: { description: 'MCP_STDIO_NOT_ALLOWED (node is not on MCP_STDIO_ALLOWLIST), OUTBOUND_ADDRESS_REFUSED, FORBIDDEN' },
     },
-    async handler({ body, principal, services, command, settle }) {
-      const { serverId, position, streamId } = await configureKvMcpServer(services, command, principal!, body);
-      await settle(position, streamId);
-      return { status: 201, body: { success: true, server: await serverViewOrThrow(services, principal!, serverId) } };
+    async handler(input) {
+      const { body, principal, services, command } = input;
+      const { serverId, position } = await configureKvMcpServer(services, command, principal!, body);
+      return settledServerReply(input, serverId, position, 201);
     },
   }),
   defineRoute({

@@ -22,6 +22,17 @@ export function llmCredentialBody<P extends z.ZodType<string>>(provider: P) {
     });
 }
 
+/** The answer listing the credentials, masked, for an organization and for a user alike. */
+export function llmCredentialsReply<P extends z.ZodType<string>>(provider: P) {
+  const credential = z.object({
+    provider,
+    apiKeyMasked: z.string().nullable().describe('null when the key was sealed under an encryption key that has since changed'),
+    baseUrl: z.string().nullable(),
+    updatedAt: z.string(),
+  });
+  return z.object({ success: z.literal(true), credentials: z.array(credential) });
+}
+
 /** Masked only; a key sealed under an encryption key that has since changed shows as null, not as an error. */
 export function maskedCredentials(sealedBox: { open(sealed: string): string }, sealed: SealedLlmCredential[]) {
   return sealed.map((c) => {

@@ -7,7 +7,7 @@ import { findMcpServerDoc, toolsOf } from '../../projections/mcp.js';
 import { listMcpHistory } from '../../projections/mcp-history.js';
 import { NotFoundError } from '../errors.js';
 import { defineRoute } from '../route.js';
-import { pageQuery } from './pagination.js';
+import { pageQuery, pageReply } from './pagination.js';
 import { auth, callErrors, commonErrors, serverParams, settledOnFailure, tag } from './mcp-support.js';
 
 const toolOut = z.object({ name: z.string(), title: z.string().optional(), description: z.string().optional(), inputSchema: z.unknown(), outputSchema: z.unknown().optional(), annotations: z.unknown().optional() });
@@ -125,8 +125,7 @@ export const mcpCallRoutes = [
     async handler({ params, query, principal, services }) {
       const doc = await findMcpServerDoc(services.readStore, params.serverId, mcpScopeOf(principal!));
       if (!doc) throw new NotFoundError('MCP server', 'MCP_SERVER_NOT_FOUND');
-      const page = await listMcpHistory(services.readStore, params.serverId, { limit: query.limit, cursor: query.cursor ?? null, kind: query.kind });
-      return { status: 200, body: { success: true, items: page.items, nextCursor: page.nextCursor } };
+      return pageReply(await listMcpHistory(services.readStore, params.serverId, { limit: query.limit, cursor: query.cursor ?? null, kind: query.kind }));
     },
   }),
 ];

@@ -5,7 +5,7 @@ import { MCP_STATES, mcpServerStreamId } from '../../domain/mcp/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import { flaggedMcpServers } from '../../projections/mcp.js';
 import { defineRoute } from '../route.js';
-import { auth, commonErrors, serverParams, serverReply, serverViewOrThrow, settledOnFailure, tag } from './mcp-support.js';
+import { auth, commonErrors, serverParams, serverReply, settledOnFailure, settledServerReply, tag } from './mcp-support.js';
 
 /** Connections live in the worker; these routes append a request and wait for the worker's outcome. */
 const runResult = z.object({
@@ -32,10 +32,10 @@ const autoReconnectRoute = (enabled: boolean) =>
     permission: 'edit_resources',
     params: serverParams,
     responses: { 200: { description: 'the server', schema: serverReply }, ...commonErrors },
-    async handler({ params, principal, services, command, settle }) {
+    async handler(input) {
+      const { params, principal, services, command } = input;
       const result = await setMcpAutoReconnect(services, command, principal!, params.serverId, enabled);
-      await settle(result.position, mcpServerStreamId(params.serverId));
-      return { status: 200, body: { success: true, server: await serverViewOrThrow(services, principal!, params.serverId) } };
+      return settledServerReply(input, params.serverId, result.position);
     },
   });
 
@@ -99,10 +99,10 @@ export const mcpConnectionRoutes = [
       502: { description: 'MCP_CONNECT_FAILED, MCP_PROTOCOL_ERROR: the handshake failed (the server is in state error with lastError)' },
       504: { description: 'MCP_TIMEOUT, MCP_NO_ANSWER' },
     },
-    async handler({ params, principal, services, command, settle }) {
+    async handler(input) {
+      const { params, principal, services, command, settle } = input;
       const result = await settledOnFailure(settle, params.serverId, () => connectMcpServer(services, command, params.serverId, mcpScopeOf(principal!)));
-      await settle(result.position, mcpServerStreamId(params.serverId));
-      return { status: 200, body: { success: true, server: await serverViewOrThrow(services, principal!, params.serverId) } };
+      return settledServerReply(input, params.serverId, result.position);
     },
   }),
   defineRoute({
@@ -115,10 +115,10 @@ export const mcpConnectionRoutes = [
     permission: 'edit_resources',
     params: serverParams,
     responses: { 200: { description: 'disconnected', schema: serverReply }, ...commonErrors },
-    async handler({ params, principal, services, command, settle }) {
+    async handler(input) {
+      const { params, principal, services, command } = input;
       const result = await disconnectMcpServer(services, command, params.serverId, mcpScopeOf(principal!));
-      await settle(result.position, mcpServerStreamId(params.serverId));
-      return { status: 200, body: { success: true, server: await serverViewOrThrow(services, principal!, params.serverId) } };
+      return settledServerReply(input, params.serverId, result.position);
     },
   }),
   autoReconnectRoute(true),

@@ -7,6 +7,7 @@ import type { Services } from '../../infra/ports/services.js';
 import { McpOutcomeError } from '../../commands/mcp-errors.js';
 import { mcpServerStreamId } from '../../domain/mcp/index.js';
 import { NotFoundError } from '../errors.js';
+import type { RouteInput, RouteReply } from '../route.js';
 
 export const tag = 'MCP';
 export const auth = 'bearer' as const;
@@ -57,6 +58,17 @@ export async function serverViewOrThrow(services: Services, principal: Principal
   const view = await getMcpServerView(services.readStore, serverId, mcpScopeOf(principal));
   if (!view) throw new NotFoundError('MCP server', 'MCP_SERVER_NOT_FOUND');
   return view;
+}
+
+/** Read-your-writes on the server's stream, then the server as the caller sees it. */
+export async function settledServerReply(
+  { principal, services, settle }: RouteInput<unknown, unknown, unknown>,
+  serverId: string,
+  position: number | null,
+  status = 200,
+): Promise<RouteReply> {
+  await settle(position, mcpServerStreamId(serverId));
+  return { status, body: { success: true, server: await serverViewOrThrow(services, principal!, serverId) } };
 }
 
 /** A failure the worker recorded (a failed call, a failed connect) is in the read model when the error answer arrives. */

@@ -4,10 +4,10 @@ import { disconnectMcpServer, visibleServer } from '../../commands/mcp-connectio
 import { mcpServerInputSchema, mcpServerStreamId, mcpServerUpdateSchema } from '../../domain/mcp/index.js';
 import { listMcpServers } from '../../projections/mcp.js';
 import { defineRoute, type RouteDef } from '../route.js';
-import { pageQuery } from './pagination.js';
+import { pageQuery, pageReply } from './pagination.js';
 import { mcpCallRoutes } from './mcp-calls.js';
 import { mcpConnectionRoutes } from './mcp-connection.js';
-import { auth, commonErrors, serverOut, serverParams, serverReply, serverViewOrThrow, tag } from './mcp-support.js';
+import { auth, commonErrors, serverOut, serverParams, serverReply, serverViewOrThrow, settledServerReply, tag } from './mcp-support.js';
 
 /**
  * MCP servers: the registry (this file), connections and automatic reconnection
@@ -26,8 +26,7 @@ const registryRoutes = [
     query: pageQuery,
     responses: { 200: { description: 'a page', schema: z.object({ success: z.literal(true), items: z.array(serverOut), nextCursor: z.string().nullable() }) }, ...commonErrors },
     async handler({ query, principal, services }) {
-      const page = await listMcpServers(services.readStore, mcpScopeOf(principal!), { limit: query.limit, cursor: query.cursor ?? null });
-      return { status: 200, body: { success: true, items: page.items, nextCursor: page.nextCursor } };
+      return pageReply(await listMcpServers(services.readStore, mcpScopeOf(principal!), { limit: query.limit, cursor: query.cursor ?? null }));
     },
   }),
   defineRoute({
@@ -45,10 +44,10 @@ const registryRoutes = [
       401: commonErrors[401],
       403: { description: 'MCP_STDIO_NOT_ALLOWED (command not on MCP_STDIO_ALLOWLIST), OUTBOUND_ADDRESS_REFUSED (private or loopback URL), FORBIDDEN' },
     },
-    async handler({ principal, body, services, command, settle }) {
-      const { serverId, position, streamId } = await registerMcpServer(services, command, principal!, body);
-      await settle(position, streamId);
-      return { status: 201, body: { success: true, server: await serverViewOrThrow(services, principal!, serverId) } };
+    async handler(input) {
+      const { principal, body, services, command } = input;
+      const { serverId, position } = await registerMcpServer(services, command, principal!, body);
+      return settledServerReply(input, serverId, position, 201);
     },
   }),
   defineRoute({
@@ -80,10 +79,10 @@ const registryRoutes = [
       ...commonErrors,
       403: { description: 'MCP_STDIO_NOT_ALLOWED, OUTBOUND_ADDRESS_REFUSED, FORBIDDEN' },
     },
-    async handler({ params, principal, body, services, command, settle }) {
+    async handler(input) {
+      const { params, principal, body, services, command } = input;
       const result = await updateMcpServer(services, command, principal!, params.serverId, body);
-      await settle(result.position, mcpServerStreamId(params.serverId));
-      return { status: 200, body: { success: true, server: await serverViewOrThrow(services, principal!, params.serverId) } };
+      return settledServerReply(input, params.serverId, result.position);
     },
   }),
   defineRoute({

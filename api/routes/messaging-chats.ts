@@ -7,7 +7,7 @@ import { getMessage, listChats, listGroups, listMessages, type ChatView, type Gr
 import { providerFailure } from '../../commands/messaging-chats.js';
 import { defineRoute } from '../route.js';
 import { auth, callerSession, chatIdSchema, chatParams, errors, notWorkingError, providerError, sessionParams, tag } from './messaging-support.js';
-import { pageQuery } from './pagination.js';
+import { pageQuery, pageReply } from './pagination.js';
 
 const ackEnum = z.enum(['PENDING', 'SERVER', 'DEVICE', 'READ', 'ERROR']);
 const messageOut = z.object({
@@ -65,8 +65,7 @@ export const messagingChatRoutes = [
     async handler(input) {
       const { params, query, services } = input;
       await callerSession(input, params.sessionId);
-      const page = await listChats(services.readStore, params.sessionId, query.limit, query.cursor ?? null);
-      return { status: 200, body: { success: true, items: page.items.map(chatView), nextCursor: page.nextCursor } };
+      return pageReply(await listChats(services.readStore, params.sessionId, query.limit, query.cursor ?? null), chatView);
     },
   }),
   defineRoute({
@@ -83,8 +82,7 @@ export const messagingChatRoutes = [
     async handler(input) {
       const { params, query, services } = input;
       await callerSession(input, params.sessionId);
-      const page = await listMessages(services.readStore, params.sessionId, params.chatId, query.limit, query.cursor ?? null);
-      return { status: 200, body: { success: true, items: page.items.map(messageView), nextCursor: page.nextCursor } };
+      return pageReply(await listMessages(services.readStore, params.sessionId, params.chatId, query.limit, query.cursor ?? null), messageView);
     },
   }),
   defineRoute({
@@ -174,8 +172,7 @@ export const messagingChatRoutes = [
         const next = offset + query.limit < groups.length ? String(offset + query.limit) : null;
         return { status: 200, body: { success: true, items, nextCursor: next } };
       }
-      const page = await listGroups(services.readStore, params.sessionId, query.limit, query.cursor ?? null);
-      return { status: 200, body: { success: true, items: page.items.map(groupView), nextCursor: page.nextCursor } };
+      return pageReply(await listGroups(services.readStore, params.sessionId, query.limit, query.cursor ?? null), groupView);
     },
   }),
   defineRoute({

@@ -10,7 +10,7 @@ import { getDelivery, getWebhook, listDeliveries, type DeliveryDoc, type Webhook
 import { NotFoundError } from '../errors.js';
 import { defineRoute } from '../route.js';
 import { sessionIdSchema } from './messaging-support.js';
-import { pageQuery } from './pagination.js';
+import { pageQuery, pageReply } from './pagination.js';
 
 const TAG = 'Messaging sessions';
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
@@ -152,8 +152,7 @@ export const webhooksRoutes = [
     },
     async handler({ principal, params, query, services }) {
       await ownSession(services, principal, params.sessionId);
-      const page = await listDeliveries(services.readStore, params.sessionId, query.status, query.limit, query.cursor ?? null);
-      return { status: 200, body: { success: true, items: page.items.map(deliveryView), nextCursor: page.nextCursor } };
+      return pageReply(await listDeliveries(services.readStore, params.sessionId, query.status, query.limit, query.cursor ?? null), deliveryView);
     },
   }),
   defineRoute({

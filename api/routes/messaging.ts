@@ -8,7 +8,7 @@ import { defineRoute } from '../route.js';
 import { messagingChatRoutes } from './messaging-chats.js';
 import { auth, callerSession, errors, meOut, sessionOut, sessionParams, sessionView, settledSession, tag } from './messaging-support.js';
 import { messagingProviderRoutes } from './messaging-waha.js';
-import { pageQuery } from './pagination.js';
+import { pageQuery, pageReply } from './pagination.js';
 
 /** Where WAHA should post its events: configured base, PUBLIC_URL, or the origin this request came to. */
 export const WAHA_EVENTS_PATH = '/api/messaging/providers/waha/events';
@@ -67,8 +67,7 @@ const sessionRoutes = [
       403: errors[403],
     },
     async handler({ query, principal, services }) {
-      const page = await listMessagingSessions(services.readStore, flowScopeOf(principal!), query.limit, query.cursor ?? null);
-      return { status: 200, body: { success: true, items: page.items.map(sessionView), nextCursor: page.nextCursor } };
+      return pageReply(await listMessagingSessions(services.readStore, flowScopeOf(principal!), query.limit, query.cursor ?? null), sessionView);
     },
   }),
   defineRoute({

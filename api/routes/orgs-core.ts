@@ -6,7 +6,7 @@ import { findUserAuth } from '../../projections/users-auth.js';
 import { firstWorkspace, getMember, getOrg, getWorkspace, listMyOrgs } from '../../projections/orgs.js';
 import { NotFoundError } from '../errors.js';
 import { defineRoute } from '../route.js';
-import { pageQuery } from './pagination.js';
+import { pageQuery, pageReply } from './pagination.js';
 import { myOrganizationSchema, myOrgView, notEmpty, ok, orgParams, organizationSchema, pageOf, workspaceSchema, workspaceView } from './orgs-schemas.js';
 
 const tag = 'Organizations';
@@ -52,8 +52,7 @@ export const orgCoreRoutes = [
     query: pageQuery,
     responses: { 200: { description: 'a page', schema: pageOf(myOrganizationSchema) } },
     async handler({ query, principal, services }) {
-      const page = await listMyOrgs(services.readStore, principal!.userId, query.limit, query.cursor ?? null);
-      return { status: 200, body: { success: true, items: page.items.map((i) => myOrgView(i.org, i.role, i.joinedAt)), nextCursor: page.nextCursor } };
+      return pageReply(await listMyOrgs(services.readStore, principal!.userId, query.limit, query.cursor ?? null), (i) => myOrgView(i.org, i.role, i.joinedAt));
     },
   }),
   defineRoute({

@@ -6,7 +6,7 @@ import { findUserAuth } from '../../projections/users-auth.js';
 import { getMember, getOrg, listInvitations, listMembers } from '../../projections/orgs.js';
 import { NotFoundError } from '../errors.js';
 import { defineRoute } from '../route.js';
-import { pageQuery } from './pagination.js';
+import { pageQuery, pageReply } from './pagination.js';
 import { idSchema, invitationSchema, invitationView, memberSchema, memberView, myOrganizationSchema, myOrgView, ok, orgParams, pageOf } from './orgs-schemas.js';
 
 const tag = 'Organizations';
@@ -25,8 +25,7 @@ export const orgMemberRoutes = [
     query: pageQuery,
     responses: { 200: { description: 'a page', schema: pageOf(memberSchema) }, 404: { description: 'no such organization' } },
     async handler({ params, query, services }) {
-      const page = await listMembers(services.readStore, params.orgId, query.limit, query.cursor ?? null);
-      return { status: 200, body: { success: true, items: page.items.map(memberView), nextCursor: page.nextCursor } };
+      return pageReply(await listMembers(services.readStore, params.orgId, query.limit, query.cursor ?? null), memberView);
     },
   }),
   defineRoute({

@@ -6,12 +6,11 @@ import type { Services } from '../../infra/ports/services.js';
 import { getOrg, listLlmCredentialsSealed, spentUsd } from '../../projections/orgs.js';
 import { NotFoundError } from '../errors.js';
 import { defineRoute } from '../route.js';
-import { llmCredentialBody, maskedCredentials } from './llm-credentials.js';
+import { llmCredentialBody, llmCredentialsReply, maskedCredentials } from './llm-credentials.js';
 import { orgParams } from './orgs-schemas.js';
 
 const tag = 'Organizations';
-const credentialSchema = z.object({ provider: llmProviderSchema, apiKeyMasked: z.string().nullable(), baseUrl: z.string().nullable(), updatedAt: z.string() });
-const credentialsReply = z.object({ success: z.literal(true), credentials: z.array(credentialSchema) });
+const credentialsReply = llmCredentialsReply(llmProviderSchema);
 
 const maskedOrgCredentials = async (services: Services, orgId: string) =>
   maskedCredentials(services.sealedBox, await listLlmCredentialsSealed(services.readStore, orgId));

@@ -4,7 +4,7 @@ import { descriptionSchema, orgNameSchema, orgStreamId } from '../../domain/orgs
 import { getTeam, getWorkspace, listTeams, listWorkspaces } from '../../projections/orgs.js';
 import { NotFoundError } from '../errors.js';
 import { defineRoute } from '../route.js';
-import { pageQuery } from './pagination.js';
+import { pageQuery, pageReply } from './pagination.js';
 import { idSchema, notEmpty, ok, orgParams, pageOf, teamSchema, teamView, workspaceSchema, workspaceView } from './orgs-schemas.js';
 
 const tag = 'Organizations';
@@ -24,8 +24,7 @@ export const orgWorkspaceRoutes = [
     query: pageQuery,
     responses: { 200: { description: 'a page', schema: pageOf(workspaceSchema) }, 404: { description: 'no such organization' } },
     async handler({ params, query, services }) {
-      const page = await listWorkspaces(services.readStore, params.orgId, query.limit, query.cursor ?? null);
-      return { status: 200, body: { success: true, items: page.items.map(workspaceView), nextCursor: page.nextCursor } };
+      return pageReply(await listWorkspaces(services.readStore, params.orgId, query.limit, query.cursor ?? null), workspaceView);
     },
   }),
   defineRoute({
@@ -110,8 +109,7 @@ export const orgWorkspaceRoutes = [
     query: pageQuery,
     responses: { 200: { description: 'a page', schema: pageOf(teamSchema) }, 404: { description: 'no such organization' } },
     async handler({ params, query, services }) {
-      const page = await listTeams(services.readStore, params.orgId, query.limit, query.cursor ?? null);
-      return { status: 200, body: { success: true, items: page.items.map(teamView), nextCursor: page.nextCursor } };
+      return pageReply(await listTeams(services.readStore, params.orgId, query.limit, query.cursor ?? null), teamView);
     },
   }),
   defineRoute({

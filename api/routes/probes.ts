@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { createProbe, incrementProbe } from '../../commands/probes.js';
 import { probeNameSchema, probeStreamId } from '../../domain/probes/index.js';
+import type { ReadStore } from '../../infra/ports/read-store.js';
 import { getProbe, listProbes, type ProbeView } from '../../projections/probes.js';
 import { NotFoundError } from '../errors.js';
-import { defineRoute } from '../route.js';
-import { pageQuery } from './pagination.js';
+import { defineRoute, type RouteReply } from '../route.js';
+import { pageQuery, pageReply } from './pagination.js';
 
 const probeSchema = z.object({
   id: z.string(),
@@ -18,6 +19,13 @@ const probeSchema = z.object({
 const probeIdParams = z.strictObject({ probeId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) });
 
 const view = ({ _id, ...rest }: ProbeView) => ({ id: _id, ...rest });
+
+/** The probe with its version as ETag: what a client sends back as If-Match. */
+async function probeReply(store: ReadStore, probeId: string): Promise<RouteReply> {
+  const probe = await getProbe(store, probeId);
+  if (!probe) throw new NotFoundError('probe', 'PROBE_NOT_FOUND');
+  return { status: 200, body: { success: true, probe: view(probe) }, headers: { ETag: `"${probe.version}"` } };
+}
 
 /** Diagnostics: a tiny aggregate that proves the write and read paths of a deployment. */
 export const probeRoutes = [
@@ -53,9 +61,7 @@ export const probeRoutes = [
       const expected = ifMatch && /^\d+$/.test(ifMatch) ? Number(ifMatch) : undefined;
       const result = await incrementProbe(services.eventStore, command, params.probeId, body.by, expected);
       await settle(result.position, probeStreamId(params.probeId));
-      const probe = await getProbe(services.readStore, params.probeId);
-      if (!probe) throw new NotFoundError('probe', 'PROBE_NOT_FOUND');
-      return { status: 200, body: { success: true, probe: view(probe) }, headers: { ETag: `"${probe.version}"` } };
+      return probeReply(services.readStore, params.probeId);
     },
   }),
   defineRoute({
@@ -68,9 +74,7 @@ export const probeRoutes = [
     params: probeIdParams,
     responses: { 200: { description: 'the probe', schema: z.object({ success: z.literal(true), probe: probeSchema }) }, 404: { description: 'no such probe' } },
     async handler({ params, services }) {
-      const probe = await getProbe(services.readStore, params.probeId);
-      if (!probe) throw new NotFoundError('probe', 'PROBE_NOT_FOUND');
-      return { status: 200, body: { success: true, probe: view(probe) }, headers: { ETag: `"${probe.version}"` } };
+      return probeReply(services.readStore, params.probeId);
     },
   }),
   defineRoute({
@@ -85,8 +89,7 @@ export const probeRoutes = [
       200: { description: 'a page', schema: z.object({ success: z.literal(true), items: z.array(probeSchema), nextCursor: z.string().nullable() }) },
     },
     async handler({ query, services }) {
-      const page = await listProbes(services.readStore, query.limit, query.cursor ?? null);
-      return { status: 200, body: { success: true, items: page.items.map(view), nextCursor: page.nextCursor } };
+      return pageReply(await listProbes(services.readStore, query.limit, query.cursor ?? null), view);
     },
   }),
 ];

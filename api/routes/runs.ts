@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { flowScopeOf } from '../../commands/flows.js';
 import { loadRun, requestStop, startRun as startRunCommand, type RunRequest } from '../../commands/runs.js';
-import { idSchema, isVisibleTo } from '../../domain/flows/index.js';
+import { idSchema, isVisibleTo, maskFlowEventSecrets } from '../../domain/flows/index.js';
 import { overrideConfigSchema, runStreamId, type RunState } from '../../domain/runs/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import { activeFlowProcesses, getProcess, latestFlowProcess, listFlowProcesses, listRunningProcesses, processView, runStateView, type ProcessView } from '../../projections/runs.js';
@@ -298,7 +298,8 @@ export const processingRoutes = [
       if (!run.exists || !isVisibleTo(run, flowScopeOf(input.principal!))) throw processNotFound();
       const from = query.cursor && /^\d{1,9}$/.test(query.cursor) ? Number(query.cursor) : 0;
       const events = await services.eventStore.readStream(runStreamId(params.processId), { fromRevision: from, maxCount: query.limit + 1 });
-      const items = events.slice(0, query.limit).map((e) => ({ type: e.type, revision: e.revision, data: e.data, actorId: e.metadata.actorId, occurredAt: e.metadata.occurredAt }));
+      // RunRequested snapshots the nodes: their secrets show masked, as in every flow read.
+      const items = events.slice(0, query.limit).map((e) => ({ type: e.type, revision: e.revision, data: maskFlowEventSecrets(e.type, e.data), actorId: e.metadata.actorId, occurredAt: e.metadata.occurredAt }));
       const nextCursor = events.length > query.limit ? String(events[query.limit].revision) : null;
       return { status: 200, body: { success: true, events: items, nextCursor } };
     },

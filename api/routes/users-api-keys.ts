@@ -8,7 +8,7 @@ import { randomSecret, sha256 } from '../../commands/users-credentials.js';
 import { listApiKeys, type ApiKeyView } from '../../projections/users.js';
 import { ValidationError } from '../errors.js';
 import { defineRoute } from '../route.js';
-import { pageQuery } from './pagination.js';
+import { pageQuery, pageReply } from './pagination.js';
 
 const apiKeySchema = z.object({
   id: z.string(),
@@ -47,8 +47,7 @@ export const apiKeyRoutes = [
       401: { description: 'no valid credential' },
     },
     async handler({ query, principal, services }) {
-      const page = await listApiKeys(services.readStore, principal!.userId, query.limit, query.cursor ?? null);
-      return { status: 200, body: { success: true, items: page.items.map(view), nextCursor: page.nextCursor } };
+      return pageReply(await listApiKeys(services.readStore, principal!.userId, query.limit, query.cursor ?? null), view);
     },
   }),
   defineRoute({

@@ -1,19 +1,12 @@
-import { z } from 'zod';
 import { setUserLlmCredential } from '../../commands/users-llm-credentials.js';
 import { userLlmProviderSchema, userStreamId } from '../../domain/users/index.js';
 import type { Services } from '../../infra/ports/services.js';
 import { listUserLlmCredentialsSealed } from '../../projections/users-llm-credentials.js';
 import { defineRoute } from '../route.js';
-import { llmCredentialBody, maskedCredentials } from './llm-credentials.js';
+import { llmCredentialBody, llmCredentialsReply, maskedCredentials } from './llm-credentials.js';
 
 const tag = 'Profile';
-const credentialSchema = z.object({
-  provider: userLlmProviderSchema,
-  apiKeyMasked: z.string().nullable().describe('null when the key was sealed under an encryption key that has since changed'),
-  baseUrl: z.string().nullable(),
-  updatedAt: z.string(),
-});
-const credentialsReply = z.object({ success: z.literal(true), credentials: z.array(credentialSchema) });
+const credentialsReply = llmCredentialsReply(userLlmProviderSchema);
 
 const maskedUserCredentials = async (services: Services, userId: string) =>
   maskedCredentials(services.sealedBox, await listUserLlmCredentialsSealed(services.readStore, userId));

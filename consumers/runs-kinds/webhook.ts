@@ -1,11 +1,14 @@
+import { isSealedSecret, openSecret } from '../../domain/flows/secrets.js';
 import { renderTemplate, RunInputError, type NodeKind, type NodeKindContext, type RunNode } from '../../domain/runs/index.js';
 import { OutboundError, type OutboundHttp } from '../../infra/ports/outbound-http.js';
 import type { RunSettings } from '../../infra/ports/runs.js';
+import type { SecretSealer } from '../../infra/ports/secret-sealer.js';
 
 /**
  * The webhook kind: one HTTP call as `data.webhookConfig` says.
  * - `url` and header values are templates over the node's context (rendered as is, not
- *   URL-encoded: write `{{inputs.q}}` where the value is already URL-safe);
+ *   URL-encoded: write `{{inputs.q}}` where the value is already URL-safe); header values are
+ *   stored sealed and opened here, in the process that makes the call, and nowhere else;
  * - method POST when absent; GET and HEAD send no body; the others send `data.bodyTemplate`
  *   rendered, else the node's input as JSON. Without a Content-Type header it is
  *   application/json when the body parses as JSON, else text/plain;
@@ -61,13 +64,25 @@ interface WebhookRequest {
   timeoutMs: number;
 }
 
-export function webhookRequestOf(node: RunNode, context: NodeKindContext, nodeTimeoutMs: number): WebhookRequest {
+/** A header value in clear: opened when sealed (values stored before sealing existed are clear already). */
+function headerValue(name: string, value: string, openBox: ((box: string) => string) | undefined): string {
+  if (!isSealedSecret(value)) return value;
+  if (!openBox) throw new NodeKindError('NODE_SECRET_UNREADABLE', `header ${name} is sealed and this process cannot open it`, { header: name });
+  try {
+    return openSecret(value, openBox);
+  } catch {
+    // Another key sealed it (ENCRYPTION_KEY changed or differs between processes): never send the sealed text.
+    throw new NodeKindError('NODE_SECRET_UNREADABLE', `header ${name} was sealed with another key; set it again`, { header: name });
+  }
+}
+
+export function webhookRequestOf(node: RunNode, context: NodeKindContext, nodeTimeoutMs: number, openBox?: (box: string) => string): WebhookRequest {
   const config = node.data.webhookConfig;
   if (!config || typeof config.url !== 'string' || config.url.trim() === '') throw new NodeKindError('WEBHOOK_URL_MISSING', 'a webhook node needs webhookConfig.url');
   const url = renderTemplate(config.url, context).trim();
   const method = (config.method ?? 'POST').toUpperCase();
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(config.headers ?? {})) headers[name] = renderTemplate(value, context);
+  for (const [name, value] of Object.entries(config.headers ?? {})) headers[name] = renderTemplate(headerValue(name, value, openBox), context);
   let body: string | undefined;
   if (!BODYLESS.has(method)) {
     const template = node.data.bodyTemplate;
@@ -90,9 +105,10 @@ function responseOutput(contentType: string, text: string): { output: unknown; i
   return { output: text };
 }
 
-/** What the webhook kind uses: the outbound HTTP port and the limits it applies. */
+/** What the webhook kind uses: the outbound HTTP port, the limits it applies, and the key that opens sealed header values. */
 export interface WebhookKindPorts {
   outbound: OutboundHttp;
+  secrets: Pick<SecretSealer, 'open'>;
   settings: Pick<RunSettings, 'NODE_TIMEOUT_MS' | 'ALLOW_PRIVATE_NETWORK'>;
 }
 
@@ -100,7 +116,7 @@ export function webhookKind(ports: WebhookKindPorts): NodeKind {
   return {
     type: 'webhook',
     async execute(node, context) {
-      const request = webhookRequestOf(node, context, ports.settings.NODE_TIMEOUT_MS);
+      const request = webhookRequestOf(node, context, ports.settings.NODE_TIMEOUT_MS, ports.secrets && ((box) => ports.secrets.open(box)));
       const started = Date.now();
       let response;
       try {

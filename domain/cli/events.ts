@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { EventsOf } from '../shared/events.js';
 
 const isoTime = z.string().datetime({ offset: true });
 
@@ -25,10 +26,7 @@ export const cliTokenEventSchemas = {
   CliTokenRevoked: z.object({ tokenId: z.string().min(1), revokedBy: z.string().min(1), revokedAt: isoTime }),
 };
 
-type TokenData<K extends keyof typeof cliTokenEventSchemas> = z.infer<(typeof cliTokenEventSchemas)[K]>;
-export type CliTokenEvent =
-  | { type: 'CliTokenCreated'; data: TokenData<'CliTokenCreated'> }
-  | { type: 'CliTokenRevoked'; data: TokenData<'CliTokenRevoked'> };
+export type CliTokenEvent = EventsOf<typeof cliTokenEventSchemas>;
 
 /**
  * One device authorization of the OAuth 2.0 device flow (RFC 8628), stream `devicecode-<deviceId>`:
@@ -56,9 +54,4 @@ export const deviceAuthorizationEventSchemas = {
   DeviceAuthorizationRedeemed: z.object({ tokenId: z.string().min(1), redeemedAt: isoTime }),
 };
 
-type DeviceData<K extends keyof typeof deviceAuthorizationEventSchemas> = z.infer<(typeof deviceAuthorizationEventSchemas)[K]>;
-export type DeviceAuthorizationEvent =
-  | { type: 'DeviceAuthorizationRequested'; data: DeviceData<'DeviceAuthorizationRequested'> }
-  | { type: 'DeviceAuthorizationApproved'; data: DeviceData<'DeviceAuthorizationApproved'> }
-  | { type: 'DeviceAuthorizationDenied'; data: DeviceData<'DeviceAuthorizationDenied'> }
-  | { type: 'DeviceAuthorizationRedeemed'; data: DeviceData<'DeviceAuthorizationRedeemed'> };
+export type DeviceAuthorizationEvent = EventsOf<typeof deviceAuthorizationEventSchemas>;

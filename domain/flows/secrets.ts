@@ -135,11 +135,16 @@ export function openSecretVariables(variables: Record<string, unknown>, openBox:
 
 // ---------------------------------------------------------------- in events
 
-/** Node data inside the flow events that carry it (the others are returned unchanged). */
+/**
+ * Node data inside the events that carry it: the flow events, and RunRequested (whose `definition`
+ * snapshots the flow's nodes for the run); other events are returned unchanged.
+ */
 export function mapFlowEventNodeData(type: string, data: unknown, fn: (nodeData: unknown) => unknown): unknown {
   if (!isRecord(data)) return data;
   const inNodes = (nodes: unknown) => (Array.isArray(nodes) ? nodes.map((n) => (isRecord(n) ? { ...n, data: fn(n.data) } : n)) : nodes);
   switch (type) {
+    case 'RunRequested':
+      return isRecord(data.definition) ? { ...data, definition: { ...data.definition, nodes: inNodes(data.definition.nodes) } } : data;
     case 'FlowCreated':
     case 'FlowReplaced':
     case 'FlowSecretsResealed':
@@ -154,6 +159,8 @@ export function mapFlowEventNodeData(type: string, data: unknown, fn: (nodeData:
 }
 
 export const FLOW_EVENTS_WITH_NODE_DATA = ['FlowCreated', 'FlowReplaced', 'NodeAdded', 'NodeUpdated', 'FlowSecretsResealed'] as const;
+/** Every event type that carries node data, run snapshots included: what the upcasters and the reseal look at. */
+export const EVENTS_WITH_NODE_DATA = [...FLOW_EVENTS_WITH_NODE_DATA, 'RunRequested'] as const;
 
 export const maskFlowEventSecrets = (type: string, data: unknown): unknown => mapFlowEventNodeData(type, data, maskNodeSecrets);
 

@@ -1,5 +1,6 @@
 import { fold } from '../shared/decider.js';
 import type { FlowEdge, FlowEvent, FlowNode, TriggerMethod } from './events.js';
+import { maskNodeSecrets } from './secrets.js';
 import { evolveFlow, initialFlowState, type FlowState, type TriggerSettings } from './state.js';
 
 /** A trigger as clients see it: whether a key exists, never its hash. */
@@ -19,7 +20,7 @@ export const toTriggerView = (t: TriggerSettings): TriggerView => ({
   keyCreatedAt: t.keyCreatedAt,
 });
 
-/** The public JSON of a flow (GET /flows/{id}, versions/{n}); history and key hashes stay out. */
+/** The public JSON of a flow (GET /flows/{id}, versions/{n}); history and key hashes stay out, node secrets are masked. */
 export interface FlowView {
   id: string;
   name: string;
@@ -49,11 +50,14 @@ export function toFlowView(state: FlowState): FlowView {
     ownerId: state.ownerId,
     orgId: state.orgId,
     workspaceId: state.workspaceId,
-    nodes: state.nodes,
+    nodes: maskNodes(state.nodes),
     edges: state.edges,
     trigger: toTriggerView(state.trigger),
   };
 }
+
+/** Nodes as every read shows them: header values and `$secret` variables masked (secrets.ts). */
+export const maskNodes = (nodes: readonly FlowNode[]): FlowNode[] => nodes.map((n) => ({ ...n, data: maskNodeSecrets(n.data) }));
 
 /** Anything with a type and data: domain events, or recorded events straight from the store. */
 type FoldableEvent = { type: string; data: unknown };

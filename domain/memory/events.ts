@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { EventsOf } from '../shared/events.js';
 import { MEMORY_TEXT_HARD_MAX, metadataValueSchema } from './limits.js';
 
 const text = z.string().max(MEMORY_TEXT_HARD_MAX);
@@ -39,8 +40,4 @@ export const memoryEventSchemas = {
   MemoryDeleted: z.object({ memoryId: z.string(), previousText: text, previousMetadata: metadata, at: z.string(), ...author }),
 };
 
-type Data<K extends keyof typeof memoryEventSchemas> = z.infer<(typeof memoryEventSchemas)[K]>;
-export type MemoryEvent =
-  | { type: 'MemorySaved'; data: Data<'MemorySaved'> }
-  | { type: 'MemoryUpdated'; data: Data<'MemoryUpdated'> }
-  | { type: 'MemoryDeleted'; data: Data<'MemoryDeleted'> };
+export type MemoryEvent = EventsOf<typeof memoryEventSchemas>;

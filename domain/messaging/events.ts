@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { EventsOf } from '../shared/events.js';
 
 /**
  * The `msgsession` stream: one stream per messaging session (`msgsession-<sessionId>`). This is the
@@ -80,6 +81,5 @@ export const messagingEventSchemas = {
   MessagingSessionDeleted: z.object({ sessionId: z.string(), at: iso }),
 };
 
-type Data<K extends keyof typeof messagingEventSchemas> = z.infer<(typeof messagingEventSchemas)[K]>;
-export type MessagingEvent = { [K in keyof typeof messagingEventSchemas]: { type: K; data: Data<K> } }[keyof typeof messagingEventSchemas];
+export type MessagingEvent = EventsOf<typeof messagingEventSchemas>;
 export type MessagingEventOf<K extends MessagingEvent['type']> = Extract<MessagingEvent, { type: K }>;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { EventsOf } from '../shared/events.js';
 
 /**
  * A consumer's event that failed on every attempt, kept as a stream `deadletter-<id>` (id derived
@@ -29,13 +30,7 @@ export const deadLetterEventSchemas = {
   DeadLetterRetryFailed: z.object({ deadLetterId: z.string(), requestId: z.string(), by: z.string(), error: z.string(), at: z.string() }),
 };
 
-type Data<K extends keyof typeof deadLetterEventSchemas> = z.infer<(typeof deadLetterEventSchemas)[K]>;
-
-export type DeadLetterEvent =
-  | { type: 'EventDeadLettered'; data: Data<'EventDeadLettered'> }
-  | { type: 'DeadLetterRetryRequested'; data: Data<'DeadLetterRetryRequested'> }
-  | { type: 'DeadLetterResolved'; data: Data<'DeadLetterResolved'> }
-  | { type: 'DeadLetterRetryFailed'; data: Data<'DeadLetterRetryFailed'> };
+export type DeadLetterEvent = EventsOf<typeof deadLetterEventSchemas>;
 
 export type FailedEvent = z.infer<typeof failedEventSchema>;
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { EventsOf } from '../shared/events.js';
 import { ROLES } from '../shared/permissions.js';
 
 /** Limits shared by the decider and the HTTP schemas, so both refuse the same input. */
@@ -62,6 +63,5 @@ export const orgEventSchemas = {
   LlmCredentialRemoved: z.object({ provider: llmProviderSchema, removedBy: z.string(), at }),
 };
 
-type Data<K extends keyof typeof orgEventSchemas> = z.infer<(typeof orgEventSchemas)[K]>;
-export type OrgEvent = { [K in keyof typeof orgEventSchemas]: { type: K; data: Data<K> } }[keyof typeof orgEventSchemas];
+export type OrgEvent = EventsOf<typeof orgEventSchemas>;
 export type OrgEventOf<K extends OrgEvent['type']> = Extract<OrgEvent, { type: K }>;

@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+
 /** Metadata carried by every stored event; it is what makes the log an audit trail. */
 export interface EventMetadata {
   actorId: string | null;
@@ -14,6 +16,9 @@ export interface DomainEvent<T extends string = string, D = unknown> {
   type: T;
   data: D;
 }
+
+/** The events a map of data schemas describes: one `{ type, data }` member per event type. */
+export type EventsOf<Schemas extends Record<string, z.ZodType>> = { [K in keyof Schemas & string]: { type: K; data: z.infer<Schemas[K]> } }[keyof Schemas & string];
 
 /** An event as the store hands it back. Positions are plain numbers (see README, "positions"). */
 export interface RecordedEvent<D = unknown> {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { EventsOf } from '../shared/events.js';
 import { SOCIAL_PROVIDERS } from '../users/fields.js';
 
 /** A failure reason is one of our stable codes; `detail` may carry the provider's own short code. */
@@ -25,10 +26,4 @@ export const signInEventSchemas = {
   SocialSignInFailed: z.object({ reason: reasonSchema, detail: z.string().max(100).nullable(), failedAt: z.string() }),
 };
 
-type Data<K extends keyof typeof signInEventSchemas> = z.infer<(typeof signInEventSchemas)[K]>;
-
-export type SignInEvent =
-  | { type: 'SocialSignInStarted'; data: Data<'SocialSignInStarted'> }
-  | { type: 'SocialSignInCallbackReceived'; data: Data<'SocialSignInCallbackReceived'> }
-  | { type: 'SocialSignInCompleted'; data: Data<'SocialSignInCompleted'> }
-  | { type: 'SocialSignInFailed'; data: Data<'SocialSignInFailed'> };
+export type SignInEvent = EventsOf<typeof signInEventSchemas>;

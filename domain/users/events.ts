@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { EventsOf } from '../shared/events.js';
 import { PERMISSIONS } from '../shared/permissions.js';
 import { API_KEY_NAME_MAX_LENGTH, NAME_MAX_LENGTH, SOCIAL_PROVIDERS, preferencesSchema } from './fields.js';
 import { userLlmProviderSchema } from './llm-credentials.js';
@@ -79,10 +80,6 @@ export const userEventSchemas = {
   UserLlmCredentialRemoved: z.object({ provider: userLlmProviderSchema, at: z.string() }),
 };
 
-type Data<K extends keyof typeof userEventSchemas> = z.infer<(typeof userEventSchemas)[K]>;
-
-export type UserEvent = {
-  [K in keyof typeof userEventSchemas]: { type: K; data: Data<K> };
-}[keyof typeof userEventSchemas];
+export type UserEvent = EventsOf<typeof userEventSchemas>;
 
 export type UserEventOf<K extends UserEvent['type']> = Extract<UserEvent, { type: K }>;

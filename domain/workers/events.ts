@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { EventsOf } from '../shared/events.js';
 
 /**
  * Events of a worker process's presence (stream `worker-<workerId>`). A worker announces itself,
@@ -23,5 +24,4 @@ export const workerEventSchemas = {
 };
 
 export type WorkerEventType = keyof typeof workerEventSchemas;
-type Data<K extends WorkerEventType> = z.infer<(typeof workerEventSchemas)[K]>;
-export type WorkerEvent = { [K in WorkerEventType]: { type: K; data: Data<K> } }[WorkerEventType];
+export type WorkerEvent = EventsOf<typeof workerEventSchemas>;

@@ -1,8 +1,9 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { request as httpRequest, type Agent, type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { isIP, type LookupFunction } from 'node:net';
+import { isIP } from 'node:net';
 import { classifyAddress, isRefusedAddress } from './address-policy.js';
+import { bareHost, PinnedAgentPool, pinnedLookup, type PinnedPoolOptions } from './pinned-pool.js';
 import { OutboundError, type OutboundHttp, type OutboundInit, type OutboundResponse } from '../ports/outbound-http.js';
 
 export { classifyAddress, isRefusedAddress, type AddressClass } from './address-policy.js';
@@ -17,6 +18,8 @@ export { classifyAddress, isRefusedAddress, type AddressClass } from './address-
  * - the connection goes to the address that was checked: the socket's `lookup` is pinned to it, so
  *   a second DNS answer (DNS rebinding) is never asked for. The URL's host name still drives
  *   the Host header, TLS SNI and certificate checks;
+ * - with keep-alive (the default) connections are pooled per (scheme, host, port, checked IP, TLS
+ *   servername) and reused only for a call whose own check gave the same IP (pinned-pool.ts);
  * - redirects are followed by hand (at most `maxRedirects`, 5 by default), each hop checked the
  *   same way; Authorization and Cookie are dropped when a redirect changes origin;
  * - one deadline (`timeoutMs`) covers every hop, headers and body;
@@ -41,22 +44,25 @@ function parseUrl(raw: string): URL {
   return url;
 }
 
-const bareHost = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, '$1');
+/** Every address of a host name (the system resolver by default; tests inject their own answers). */
+export type HostResolver = (host: string) => Promise<LookupAddress[]>;
 
-async function resolveHost(host: string): Promise<LookupAddress[]> {
-  if (isIP(host)) return [{ address: host, family: isIP(host) }];
-  return new Promise((resolve, reject) => {
-    dnsLookup(host, { all: true, verbatim: true }, (err, addresses) => {
-      if (err || addresses.length === 0) reject(new OutboundError('OUTBOUND_DNS_FAILED', `the host ${host} could not be resolved`, { host }));
-      else resolve(addresses);
-    });
+const systemResolver: HostResolver = (host) =>
+  new Promise((resolve, reject) => {
+    dnsLookup(host, { all: true, verbatim: true }, (err, addresses) => (err ? reject(err) : resolve(addresses)));
   });
+
+async function resolveHost(host: string, resolver: HostResolver): Promise<LookupAddress[]> {
+  if (isIP(host)) return [{ address: host, family: isIP(host) }];
+  const addresses = await resolver(host).catch(() => []);
+  if (addresses.length === 0) throw new OutboundError('OUTBOUND_DNS_FAILED', `the host ${host} could not be resolved`, { host });
+  return addresses;
 }
 
 /** The address to connect to for `url`, after the policy check. */
-async function checkedAddress(url: URL, allowPrivateNetwork: boolean, addressAllowed?: (address: string) => boolean): Promise<LookupAddress> {
+async function checkedAddress(url: URL, resolver: HostResolver, allowPrivateNetwork: boolean, addressAllowed?: (address: string) => boolean): Promise<LookupAddress> {
   const host = bareHost(url);
-  const addresses = await resolveHost(host);
+  const addresses = await resolveHost(host, resolver);
   const vetoed = addressAllowed && addresses.find((a) => !addressAllowed(a.address));
   if (vetoed) throw new OutboundError('OUTBOUND_ADDRESS_REFUSED', `${host} resolves to an address this call may not reach`, { host, addressClass: classifyAddress(vetoed.address) });
   if (!allowPrivateNetwork) {
@@ -69,14 +75,6 @@ async function checkedAddress(url: URL, allowPrivateNetwork: boolean, addressAll
     }
   }
   return addresses[0];
-}
-
-/** A lookup that answers with the checked address whatever it is asked (Node 20 asks with `all: true`). */
-function pinnedLookup(pinned: LookupAddress): LookupFunction {
-  return ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
-    if (options?.all) callback(null, [pinned]);
-    else callback(null, pinned.address, pinned.family);
-  }) as LookupFunction;
 }
 
 function flatHeaders(message: IncomingMessage): Record<string, string> {
@@ -101,12 +99,18 @@ interface HopResult {
   truncated: boolean;
 }
 
-function sendHop(hop: Hop, pinned: LookupAddress, signal: AbortSignal, maxBytes: number, truncate: boolean, readBody: boolean): Promise<HopResult> {
+/** A pooled connection the server had closed: the request never got an answer and may be sent again. */
+class StaleConnection extends Error {}
+const STALE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
+
+/** `agent`: a pooled agent pinned to `pinned`, or false for a connection of this call's own. */
+function sendHop(hop: Hop, pinned: LookupAddress, agent: Agent | false, signal: AbortSignal, maxBytes: number, truncate: boolean, readBody: boolean): Promise<HopResult> {
   const send = hop.url.protocol === 'https:' ? httpsRequest : httpRequest;
   const headers: OutgoingHttpHeaders = { ...hop.headers };
   if (hop.body !== undefined) headers['content-length'] = Buffer.byteLength(hop.body);
   return new Promise((resolve, reject) => {
-    const req = send(
+    let answered = false;
+    const req: ClientRequest = send(
       {
         protocol: hop.url.protocol,
         hostname: bareHost(hop.url),
@@ -114,12 +118,13 @@ function sendHop(hop: Hop, pinned: LookupAddress, signal: AbortSignal, maxBytes:
         path: `${hop.url.pathname}${hop.url.search}`,
         method: hop.method,
         headers,
+        // The pooled agent pins its sockets itself; this covers a connection of the call's own.
         lookup: pinnedLookup(pinned),
-        // A pooled socket could have been opened under another policy; each call opens its own.
-        agent: false,
+        agent,
         signal,
       },
       (res) => {
+        answered = true;
         const status = res.statusCode ?? 0;
         const answer = { status, headers: flatHeaders(res) };
         if (!readBody) {
@@ -149,7 +154,10 @@ function sendHop(hop: Hop, pinned: LookupAddress, signal: AbortSignal, maxBytes:
         res.on('error', reject);
       },
     );
-    req.on('error', reject);
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      if (!answered && req.reusedSocket && !signal.aborted && STALE_CODES.has(err.code ?? '')) reject(new StaleConnection(err.message));
+      else reject(err);
+    });
     if (hop.body !== undefined) req.end(hop.body);
     else req.end();
   });
@@ -180,33 +188,61 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-export async function outboundFetch(rawUrl: string, init: OutboundInit): Promise<OutboundResponse> {
-  const method = (init.method ?? 'GET').toUpperCase();
-  const maxBytes = init.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-  const maxRedirects = init.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
-  const deadline = AbortSignal.timeout(init.timeoutMs);
-  const signal = init.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
-  let hop: Hop = { url: parseUrl(rawUrl), method, headers: { ...(init.headers ?? {}) }, body: init.body };
-  try {
-    for (let redirects = 0; ; redirects++) {
-      if (signal.aborted) throw signal.reason;
-      const pinned = await untilAborted(checkedAddress(hop.url, init.allowPrivateNetwork, init.addressAllowed), signal);
-      const readBody = method !== 'HEAD';
-      const result = await sendHop(hop, pinned, signal, maxBytes, init.truncate === true, readBody);
-      const location = result.headers.location;
-      if (!REDIRECTS.has(result.status) || !location || maxRedirects === 0) {
-        return { ...result, url: hop.url.href, redirects, address: pinned.address };
-      }
-      if (redirects >= maxRedirects) throw new OutboundError('OUTBOUND_TOO_MANY_REDIRECTS', `more than ${maxRedirects} redirects`, { maxRedirects });
-      hop = nextHop(hop, result.status, location);
-    }
-  } catch (err) {
-    if (err instanceof OutboundError) throw err;
-    if (deadline.aborted) throw new OutboundError('OUTBOUND_TIMEOUT', `no complete answer within ${init.timeoutMs} ms`, { timeoutMs: init.timeoutMs });
-    if (init.signal?.aborted) throw new OutboundError('OUTBOUND_ABORTED', 'the call was aborted');
-    throw new OutboundError('OUTBOUND_NETWORK_ERROR', `the request failed: ${(err as Error).message}`, { cause: (err as NodeJS.ErrnoException).code });
-  }
+export interface OutboundHttpOptions {
+  /** Pool connections per checked address (default true); false opens one connection per call. */
+  keepAlive?: boolean;
+  pool?: PinnedPoolOptions;
+  /** Host name resolution; the system resolver by default. */
+  resolve?: HostResolver;
 }
 
-/** The outbound HTTP port's adapter. */
-export const outboundHttp: OutboundHttp = { fetch: outboundFetch, classifyAddress };
+/** The outbound HTTP port's adapter, with its own connection pool. */
+export function createOutboundHttp(options: OutboundHttpOptions = {}): OutboundHttp & { readonly pool: PinnedAgentPool | null } {
+  const pool = options.keepAlive === false ? null : new PinnedAgentPool(options.pool);
+  const resolver = options.resolve ?? systemResolver;
+
+  async function hopOnce(hop: Hop, pinned: LookupAddress, signal: AbortSignal, maxBytes: number, truncate: boolean, readBody: boolean) {
+    try {
+      return await sendHop(hop, pinned, pool ? pool.agentFor(hop.url, pinned) : false, signal, maxBytes, truncate, readBody);
+    } catch (err) {
+      if (!(err instanceof StaleConnection)) throw err;
+      // The server closed the idle connection as we sent on it: once more, on a connection of our own.
+      return sendHop(hop, pinned, false, signal, maxBytes, truncate, readBody);
+    }
+  }
+
+  async function fetch(rawUrl: string, init: OutboundInit): Promise<OutboundResponse> {
+    const method = (init.method ?? 'GET').toUpperCase();
+    const maxBytes = init.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    const maxRedirects = init.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
+    const deadline = AbortSignal.timeout(init.timeoutMs);
+    const signal = init.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
+    let hop: Hop = { url: parseUrl(rawUrl), method, headers: { ...(init.headers ?? {}) }, body: init.body };
+    try {
+      for (let redirects = 0; ; redirects++) {
+        if (signal.aborted) throw signal.reason;
+        // Checked on every call, pooled connection or not: the pool is chosen by what this check gave.
+        const pinned = await untilAborted(checkedAddress(hop.url, resolver, init.allowPrivateNetwork, init.addressAllowed), signal);
+        const readBody = method !== 'HEAD';
+        const result = await hopOnce(hop, pinned, signal, maxBytes, init.truncate === true, readBody);
+        const location = result.headers.location;
+        if (!REDIRECTS.has(result.status) || !location || maxRedirects === 0) {
+          return { ...result, url: hop.url.href, redirects, address: pinned.address };
+        }
+        if (redirects >= maxRedirects) throw new OutboundError('OUTBOUND_TOO_MANY_REDIRECTS', `more than ${maxRedirects} redirects`, { maxRedirects });
+        hop = nextHop(hop, result.status, location);
+      }
+    } catch (err) {
+      if (err instanceof OutboundError) throw err;
+      if (deadline.aborted) throw new OutboundError('OUTBOUND_TIMEOUT', `no complete answer within ${init.timeoutMs} ms`, { timeoutMs: init.timeoutMs });
+      if (init.signal?.aborted) throw new OutboundError('OUTBOUND_ABORTED', 'the call was aborted');
+      throw new OutboundError('OUTBOUND_NETWORK_ERROR', `the request failed: ${(err as Error).message}`, { cause: (err as NodeJS.ErrnoException).code });
+    }
+  }
+
+  return { fetch, classifyAddress, pool, close: () => pool?.close() };
+}
+
+/** The process-wide default (keep-alive on), for callers not wired through the container. */
+export const outboundHttp = createOutboundHttp();
+export const outboundFetch = outboundHttp.fetch;

@@ -8,6 +8,7 @@ import type { Clock } from '../ports/clock.js';
 import type { EventStore } from '../ports/event-store.js';
 import type { Logger } from '../ports/logger.js';
 import type { MessagingWebhooks, OverdueDeliveries } from '../ports/messaging-webhooks.js';
+import type { OutboundHttp } from '../ports/outbound-http.js';
 import type { ReadStore } from '../ports/read-store.js';
 import { PendingDeliveriesFromLog } from './pending-from-log.js';
 import { DeliveryScheduler } from './scheduler.js';
@@ -29,6 +30,8 @@ export interface WebhooksRuntimeOptions {
   sealedBox: Pick<SealedBox, 'open'>;
   /** Whether this process projects the read models itself (ProjectionRunner mode `local`). */
   projectsLocally: boolean;
+  /** The container's outbound HTTP (its keep-alive pool); the process-wide default when absent. */
+  outbound?: OutboundHttp;
 }
 
 export function retryPolicyOf(config: WebhooksConfig): RetryPolicy {
@@ -69,7 +72,7 @@ function overdueSource(options: WebhooksRuntimeOptions): OverdueDeliveries {
 export function createWebhooksRuntime(options: WebhooksRuntimeOptions): MessagingWebhooks {
   const { config, clock } = options;
   const logger = options.logger.child({ component: 'webhooks' });
-  const sender = webhookSender({ sealedBox: options.sealedBox, timeoutMs: config.WEBHOOK_TIMEOUT_MS, allowPrivateNetwork: config.ALLOW_PRIVATE_NETWORK });
+  const sender = webhookSender({ sealedBox: options.sealedBox, timeoutMs: config.WEBHOOK_TIMEOUT_MS, allowPrivateNetwork: config.ALLOW_PRIVATE_NETWORK, http: options.outbound });
   const overdue = overdueSource(options);
   let scheduler: DeliveryScheduler | null = null;
   let sweepTimer: NodeJS.Timeout | null = null;

@@ -1,7 +1,8 @@
 import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { SealedBox } from '../auth/sealed-box.js';
-import { OutboundError, isRefusedAddress, outboundFetch } from '../http/outbound.js';
+import { OutboundError, isRefusedAddress, outboundHttp } from '../http/outbound.js';
+import type { OutboundHttp } from '../ports/outbound-http.js';
 import type { WebhookSender } from '../ports/messaging-webhooks.js';
 import { signedHeaders } from './signing.js';
 
@@ -12,10 +13,16 @@ export interface SenderOptions {
   sealedBox: Pick<SealedBox, 'open'>;
   timeoutMs: number;
   allowPrivateNetwork: boolean;
+  /**
+   * Outbound HTTP: the container's (keep-alive per OUTBOUND_KEEP_ALIVE), else the process-wide
+   * default. Deliveries to one receiver reuse a connection pinned to the address checked for them.
+   */
+  http?: Pick<OutboundHttp, 'fetch'>;
 }
 
 /** The signed HTTP sender: Standard Webhooks headers, outbound HTTP with its address policy, one deadline. */
 export function webhookSender(options: SenderOptions): WebhookSender {
+  const http = options.http ?? outboundHttp;
   return {
     async send({ url, secretSealed, messageId, body, sentAt, signal }) {
       const headers = {
@@ -26,7 +33,7 @@ export function webhookSender(options: SenderOptions): WebhookSender {
       const started = performance.now();
       const durationMs = () => Math.round(performance.now() - started);
       try {
-        const answer = await outboundFetch(url, {
+        const answer = await http.fetch(url, {
           method: 'POST',
           headers,
           body,

@@ -1,8 +1,9 @@
 /**
  * Outbound HTTP: the one way the service calls URLs that users gave it (webhook nodes, messaging
  * webhooks, MCP over HTTP). The adapter (infra/http/outbound.ts) refuses private and loopback
- * addresses unless allowed, pins the connection to the checked address, follows redirects by
- * hand and bounds time and size; failures are OutboundError with an OUTBOUND_* code.
+ * addresses unless allowed, pins the connection to the checked address (a kept-alive connection
+ * is reused only for a call that checked the same address), follows redirects by hand and bounds
+ * time and size; failures are OutboundError with an OUTBOUND_* code.
  */
 export type OutboundErrorCode =
   | 'OUTBOUND_INVALID_URL'
@@ -63,4 +64,6 @@ export type AddressClass = 'public' | 'private' | 'loopback' | 'link_local' | 'c
 export interface OutboundHttp {
   fetch(url: string, init: OutboundInit): Promise<OutboundResponse>;
   classifyAddress(ip: string): AddressClass;
+  /** Closes pooled keep-alive connections (at shutdown). */
+  close?(): void;
 }

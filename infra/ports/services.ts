@@ -7,6 +7,7 @@ import type { Projections } from './projections.js';
 import type { MemoryPorts } from './memory.js';
 import type { Authenticator, TokenIssuer } from './auth.js';
 import type { SecretSealer } from './secret-sealer.js';
+import type { StoredEvents } from './stored-events.js';
 import type { Mailer } from './mailer.js';
 import type { RateLimiter } from './rate-limiter.js';
 import type { SocialProviders } from './social.js';
@@ -60,6 +61,8 @@ export interface Services {
   runs: RunExecutor;
   /** What run recovery reads from the read side. */
   runRecovery: RunRecoveryQueries;
+  /** The log as stored, beneath the upcasters: for the reseal of node secrets written in clear. */
+  storedEvents: StoredEvents;
   now(): Date;
   newId(): string;
 }

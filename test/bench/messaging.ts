@@ -7,9 +7,13 @@
  *  b) latency from `POST /api/messaging/sessions/{id}/messages` (one at a time) to the webhook's
  *     arrival at the receiver, p50 and p99.
  * Embedded; the same on the distributed configuration (Kafka bus, MongoDB read model) when
- * KAFKA_BROKERS and MONGODB_URL are set.
+ * KAFKA_BROKERS and MONGODB_URL are set. Each configuration first runs (a) alone with
+ * OUTBOUND_KEEP_ALIVE=false (a new TCP connection per attempt, as before issue 21), then the
+ * whole bench with keep-alive on, and prints both deliveries/s with the TCP connections opened.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import type { Socket } from 'node:net';
 import { msgSessionStreamId } from '../../domain/messaging/events.js';
 import { call } from '../support/http.js';
 import { registerUser } from '../support/identity.js';
@@ -35,21 +39,41 @@ export interface MessagingBenchOptions {
 export const defaults: MessagingBenchOptions = { burst: 500, sends: 100, latencyBudgetMs: 5_000, minSends: 30, timeoutMs: 30_000 };
 
 export async function benchMessaging(report: Report, o: MessagingBenchOptions = defaults): Promise<void> {
-  await benchMode(report, 'embedded', o);
+  await benchMode(report, 'embedded', o, false);
   await settle();
-  if (process.env.KAFKA_BROKERS && process.env.MONGODB_URL) await benchMode(report, 'distributed', { ...o, burst: Math.min(o.burst, 250) });
-  else report.skip(BENCH, 'distributed (Kafka) figures', 'KAFKA_BROKERS and MONGODB_URL are not set');
+  await benchMode(report, 'embedded', o, true);
+  await settle();
+  if (process.env.KAFKA_BROKERS && process.env.MONGODB_URL) {
+    const distributed = { ...o, burst: Math.min(o.burst, 250) };
+    await benchMode(report, 'distributed', distributed, false);
+    await settle();
+    await benchMode(report, 'distributed', distributed, true);
+  } else report.skip(BENCH, 'distributed (Kafka) figures', 'KAFKA_BROKERS and MONGODB_URL are not set');
 }
 
-async function benchMode(report: Report, mode: Mode, o: MessagingBenchOptions): Promise<void> {
+/** With keep-alive off only the burst (a) is measured: the before figure. */
+/** TCP connections this process opened to the receiver (Node publishes every client socket on `net.client.socket`). */
+let connections = 0;
+let countConnectionsTo = -1;
+const onClientSocket = (message: unknown) => {
+  const { socket } = message as { socket: Socket };
+  socket.once('connect', () => {
+    if (socket.remotePort === countConnectionsTo) connections++;
+  });
+};
+
+async function benchMode(report: Report, mode: Mode, o: MessagingBenchOptions, keepAlive: boolean): Promise<void> {
+  subscribe('net.client.socket', onClientSocket);
   let service: TestService | null = null;
   let receiver: WebhookReceiver | null = null;
-  const label = mode === 'embedded' ? 'embedded' : 'Kafka + MongoDB';
+  const label = `${mode === 'embedded' ? 'embedded' : 'Kafka + MongoDB'}, keep-alive ${keepAlive ? 'on' : 'off'}`;
   const t0 = now();
   try {
-    service = await startTestService(mode, { LOG_LEVEL: 'silent', RATE_LIMIT_AUTH_PER_MINUTE: '1000', ALLOW_PRIVATE_NETWORK: 'true' });
+    service = await startTestService(mode, { LOG_LEVEL: 'silent', RATE_LIMIT_AUTH_PER_MINUTE: '1000', ALLOW_PRIVATE_NETWORK: 'true', OUTBOUND_KEEP_ALIVE: String(keepAlive) });
     const secret = `bench-${randomBytes(8).toString('hex')}`;
     receiver = await startWebhookReceiver(secret);
+    countConnectionsTo = receiver.port;
+    connections = 0;
     const user = await registerUser(service.baseUrl);
     const as = (method: string, path: string, body?: unknown) => call(service!.baseUrl, method, path, body, user.auth);
     const sessions: Array<{ id: string; address: string }> = [];
@@ -76,12 +100,14 @@ async function benchMode(report: Report, mode: Mode, o: MessagingBenchOptions): 
         metadata: { actorId: null, orgId: null, workspaceId: null, correlationId: id, causationId: null, requestId: null, occurredAt: at },
       };
     });
+    const connectionsBefore = connections;
     const started = now();
     for (let i = 0; i < events.length; i += 100) await service.services.eventStore.append(msgSessionStreamId(target.id), events.slice(i, i + 100), 'any');
     await receiver.waitFor(`${o.burst} deliveries`, () => receiver!.accepted().size - before >= o.burst, o.timeoutMs);
     const elapsed = now() - started;
-    report.figure(BENCH, `deliveries/s, burst of ${fmt(o.burst)} events (${label})`, (o.burst / elapsed) * 1000, '/s');
+    report.figure(BENCH, `deliveries/s, burst of ${fmt(o.burst)} events (${label})`, (o.burst / elapsed) * 1000, '/s', { note: `${fmt(connections - connectionsBefore)} TCP connections opened` });
     await settle();
+    if (!keepAlive) return;
 
     // b) send → arrival, one message at a time.
     const sendOne = async (text: string) => {
@@ -107,6 +133,8 @@ async function benchMode(report: Report, mode: Mode, o: MessagingBenchOptions): 
   } catch (err) {
     report.fail(BENCH, `${label}: ${(err as Error).message}`);
   } finally {
+    unsubscribe('net.client.socket', onClientSocket);
+    countConnectionsTo = -1;
     const stopping = now();
     await receiver?.close();
     await service?.stop();

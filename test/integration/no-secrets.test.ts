@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { call } from '../support/http.js';
@@ -7,7 +8,8 @@ import { startTestService, type TestService } from '../support/test-service.js';
 /**
  * Runs every secret-bearing operation of the identity area, then scans the whole event log and
  * every log line (at debug level) for each secret in clear: passwords, JWTs, API keys, CLI
- * tokens, device codes, reset and invitation tokens, provider credentials.
+ * tokens, device codes, reset and invitation tokens, provider credentials, node secrets (webhook
+ * header values, secret variables).
  */
 describe('no secret in clear in the event store or the logs', function () {
   this.timeout(60_000);
@@ -81,6 +83,18 @@ describe('no secret in clear in the event store or the logs', function () {
     const invitationMail = outbox().find((m) => m.to === 'invitee@example.com')!;
     secrets.invitationToken = /invitations\/([^\s]+)/.exec(invitationMail.text)![1];
     secrets.invitationSecret = decodeURIComponent(secrets.invitationToken).split('.').pop()!;
+
+    // Node secrets: a webhook node's header values and its {"$secret"} variables are sealed before any event.
+    secrets.webhookToken = `whk_${randomBytes(16).toString('hex')}`;
+    secrets.secretVariable = `var_${randomBytes(16).toString('hex')}`;
+    const flow = await call(svc.baseUrl, 'POST', '/flows', { name: 'secrets' }, auth2);
+    expect(flow.status, flow.text).to.equal(201);
+    const hook = await call(svc.baseUrl, 'POST', `/flows/${flow.body.flow.id}/nodes`, {
+      type: 'custom',
+      position: { x: 0, y: 0 },
+      data: { nodeType: 'webhook', webhookConfig: { url: 'https://hooks.example.com/x', headers: { Authorization: `Bearer ${secrets.webhookToken}` } }, variables: { key: { $secret: secrets.secretVariable } } },
+    }, auth2);
+    expect(hook.status, hook.text).to.equal(201);
 
     const events = JSON.stringify(await svc.services.eventStore.readAll({ maxCount: 100_000 }));
     const logs = logLines.join('\n');

@@ -1,7 +1,10 @@
 import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { nodeKindsFor, type ExecutionContext, type NodeKindPorts } from '../../consumers/runs-kinds/index.js';
+import { sealSecret } from '../../domain/flows/secrets.js';
 import type { RunNode } from '../../domain/runs/index.js';
+import { SealedBox } from '../../infra/auth/sealed-box.js';
 import { loadConfig } from '../../infra/config.js';
 import { outboundHttp } from '../../infra/http/outbound.js';
 import { systemClock } from '../../infra/ports/clock.js';
@@ -142,6 +145,19 @@ describe('webhook node kind (real HTTP on loopback)', () => {
     const err = await failureOf(closed.webhook.execute(webhook({ webhookConfig: { url: `${base}/json` } }), context(null)));
     expect(err.code).to.equal('OUTBOUND_ADDRESS_REFUSED');
     expect(seen).to.have.length(0);
+  });
+
+  it('opens sealed header values (templates inside them too) in the process that calls; another key fails the node', async () => {
+    const box = new SealedBox(randomBytes(32));
+    const withKey = nodeKindsFor({ ...portsWith({ ALLOW_PRIVATE_NETWORK: 'true' }), secrets: box } as NodeKindPorts);
+    const node = webhook({ webhookConfig: { url: `${base}/json`, headers: { Authorization: sealSecret('Bearer {{inputs.token}}', (p) => box.seal(p)), 'X-Plain': 'kept' } } });
+    await withKey.webhook.execute(node, context(null));
+    expect(seen[0].headers.authorization).to.equal('Bearer s3cret');
+    expect(seen[0].headers['x-plain'], 'a value stored in clear (older events) is sent as it is').to.equal('kept');
+    const otherKey = nodeKindsFor({ ...portsWith({ ALLOW_PRIVATE_NETWORK: 'true' }), secrets: new SealedBox(randomBytes(32)) } as NodeKindPorts);
+    const failure = await failureOf(otherKey.webhook.execute(node, context(null)));
+    expect(failure.code).to.equal('NODE_SECRET_UNREADABLE');
+    expect(seen.length, 'nothing sent with an unreadable secret').to.equal(1);
   });
 
   it('fails clearly without a URL', async () => {

@@ -126,7 +126,7 @@ function suite(adapter: string, open: () => Promise<ReadStore>) {
         nodeType: 'transform',
         template: 'x',
         variables: { matrix: [[1, 2], [3]], 'a.b': { $ref: '#/x' }, $weird: true },
-        webhookConfig: { url: 'https://example.test/h', method: 'POST', headers: { 'X.Dotted': 'v' }, timeout: 1000 },
+        webhookConfig: { url: 'https://example.test/h', method: 'POST', headers: { 'X.Dotted': 'sealed::v1.aXY.dGFn.Ym94' }, timeout: 1000 },
       };
       s.do({ type: 'AddNode', nodeId: 'n1', node: { type: 'custom', position: { x: 0, y: 0 }, data } });
       s.do({ type: 'UpdateFlowTrigger', enabled: true, inputSchema: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', 'x.y': [[1]] } });

@@ -47,7 +47,7 @@ describe('run decider: RUN_TIMEOUT_MS (TimeOutRun)', () => {
     const state = spec.stateOf([...running, ...events]);
     expect(state.status).to.equal('timed_out');
     expect(isFinished(state.status)).to.equal(true);
-    expect(state.failure).to.deep.equal({ code: 'RUN_TIMED_OUT', reason: events[0].data.reason as string, nodeId: null });
+    expect(state.failure).to.deep.equal({ code: 'RUN_TIMED_OUT', reason: (events[0].data as { reason: string }).reason, nodeId: null });
     expect(state.nodes.a).to.include({ status: 'failed', finishedAt: at(RUN_TIMEOUT) });
     expect(state.nodes.a.error).to.deep.equal({ code: 'ABORTED', message: 'the run ended while this node ran' });
     expect(state.nodes.b.status).to.equal('pending');

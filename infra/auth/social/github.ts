@@ -1,14 +1,5 @@
 import * as oidc from 'openid-client';
-import {
-  insecureAllowed,
-  PROVIDER_TIMEOUT_SECONDS,
-  reasonOf,
-  SocialExchangeError,
-  type SavedAttempt,
-  type SocialIdentity,
-  type SocialProvider,
-  type StartedAttempt,
-} from './provider.js';
+import { insecureAllowed, PROVIDER_TIMEOUT_SECONDS, reasonOf, SocialExchangeError, type SavedAttempt, type SocialIdentity, type SocialProvider, type StartedAttempt } from './provider.js';
 
 export interface GitHubSettings {
   clientId: string;
