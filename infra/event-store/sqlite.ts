@@ -49,6 +49,7 @@ CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position INTEGER 
 `;
 
 const SUBSCRIPTION_BATCH = 500;
+const AGE_TRUNCATION_EVERY_MS = 60_000;
 
 function toRecorded(row: Row): RecordedEvent {
   return {
@@ -162,7 +163,22 @@ export class SqliteEventStore implements EventStore {
   /** Runs inside the append's transaction, so a stream is never seen longer than its retention allows. */
   private truncate(streamId: string, lastRevision: number, policy: StreamRetention): void {
     if (policy.maxCount !== undefined) this.stmts.truncateByCount.run(streamId, lastRevision - policy.maxCount);
-    if (policy.maxAgeSeconds !== undefined) this.stmts.truncateByAge.run(streamId, lastRevision, this.cutoff(policy.maxAgeSeconds));
+    if (policy.maxAgeSeconds !== undefined && this.ageTruncationDue(streamId)) {
+      this.stmts.truncateByAge.run(streamId, lastRevision, this.cutoff(policy.maxAgeSeconds));
+    }
+  }
+
+  /** When each stream's expired rows were last deleted: reads hide them anyway, so once a minute is enough. */
+  private readonly lastAgeTruncation = new Map<string, number>();
+
+  private ageTruncationDue(streamId: string): boolean {
+    const now = this.now().getTime();
+    const last = this.lastAgeTruncation.get(streamId);
+    if (last !== undefined && now - last < AGE_TRUNCATION_EVERY_MS) return false;
+    this.lastAgeTruncation.delete(streamId); // re-insert: Map order doubles as least-recently-used order
+    this.lastAgeTruncation.set(streamId, now);
+    if (this.lastAgeTruncation.size > 10_000) this.lastAgeTruncation.delete(this.lastAgeTruncation.keys().next().value!);
+    return true;
   }
 
   private cutoff(maxAgeSeconds: number): string {
