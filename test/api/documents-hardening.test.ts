@@ -12,12 +12,12 @@ const SEARCH_TIMEOUT_MS = 5000;
 /** `{"a": {"a": … {"a": 1}}}` as JSON text, `depth` levels deep (JSON.stringify would recurse). */
 const deepJson = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
 
-/** Milliseconds each of `n` sequential GET /health took. */
-async function healthLatencies(baseUrl: string, n: number): Promise<number[]> {
+/** Milliseconds each of `n` sequential GETs of `path` took. */
+async function latencies(baseUrl: string, n: number, path: string): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < n; i++) {
     const t = performance.now();
-    const res = await call(baseUrl, 'GET', '/health');
+    const res = await call(baseUrl, 'GET', path);
     out.push(performance.now() - t);
     expect(res.status).to.be.oneOf([200, 503]);
     await new Promise((r) => setTimeout(r, 20));
@@ -58,14 +58,19 @@ for (const mode of availableModes()) {
         }
         return { answers, ms: performance.now() - started };
       })();
-      const latencies = await healthLatencies(svc.baseUrl, 9);
+      // Embedded, /health touches no server, so its latency is the event loop's. Distributed, /health
+      // pings FerretDB, which is itself busy running the search (off our loop): there the loop is
+      // probed with a route that waits on no server, and /health must still answer.
+      const probe = mode === 'embedded' ? '/health' : '/openapi.json';
+      const measured = await latencies(svc.baseUrl, 9, probe);
       const { answers, ms } = await searches;
       for (const res of answers) {
         expect(res.status, res.text).to.equal(200);
         expect(res.body.items).to.deep.equal([]);
       }
       expect(ms, `five searches took ${ms} ms`).to.be.below(SEARCH_TIMEOUT_MS);
-      expect(p50(latencies), `/health latencies ${latencies.map((l) => l.toFixed(1)).join(', ')} ms`).to.be.below(50);
+      expect(p50(measured), `${probe} latencies ${measured.map((l) => l.toFixed(1)).join(', ')} ms`).to.be.below(50);
+      if (probe !== '/health') expect((await call(svc.baseUrl, 'GET', '/health')).status).to.be.oneOf([200, 503]);
       // RE2 semantics, with the options: still a match where one is due.
       const hit = await api('POST', '/db/collections/big/search', { filter: { t: { $regex: 'A A $', $options: 'ix' } }, projection: { _id: 1 } });
       expect(hit.status, hit.text).to.equal(200);
