@@ -24,6 +24,12 @@ describe('bad input is refused before any command runs', function () {
     await expectRefused(400, 'INVALID_JSON', null, () => call(svc.baseUrl, 'POST', '/probes', '{"name": '));
   });
 
+  it('a body nested deeper than 100 levels → 400 BODY_TOO_DEEP, never a 500 (the validators recurse)', async () => {
+    const deep = `{"name":"x","data":${'{"a":'.repeat(150)}1${'}'.repeat(150)}}`;
+    const res = await expectRefused(400, 'BODY_TOO_DEEP', null, () => call(svc.baseUrl, 'POST', '/probes', deep, { 'content-type': 'application/json' }));
+    expect(res.body.error.details).to.deep.equal({ field: 'body', max: 100 });
+  });
+
   it('a wrong type → 400 naming the field', async () => {
     await expectRefused(400, 'VALIDATION_FAILED', 'body.name', () => call(svc.baseUrl, 'POST', '/probes', { name: 42 }));
   });
