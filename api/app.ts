@@ -5,6 +5,7 @@ import type { Services } from '../infra/ports/services.js';
 import type { CommandContext } from '../commands/handle.js';
 import { docsPage } from './docs-page.js';
 import { errorHandler } from './middleware/error-handler.js';
+import { httpMetrics } from './middleware/http-metrics.js';
 import { requestContext } from './middleware/request-context.js';
 import { buildOpenApi } from './openapi.js';
 import type { RouteDef, RouteInput } from './route.js';
@@ -20,8 +21,11 @@ export function createApp(services: Services, routes: RouteDef[]): Koa {
   const openapi = buildOpenApi(routes, { title: 'Flow automation service', version: '0.1.0' });
   const docs = docsPage(openapi);
 
+  app.use(httpMetrics(services.metrics));
   app.use(requestContext(services.logger));
-  app.use(errorHandler(services.logger));
+  // Routes speaking another wire format render their errors its way (exact paths only).
+  const renderers = new Map(routes.filter((r) => r.renderError && !r.path.includes('{')).map((r) => [`/api${r.path}`, r.renderError!]));
+  app.use(errorHandler(services.logger, (path) => renderers.get(path)));
   app.use(
     koaBody({
       jsonLimit: services.config.BODY_LIMIT_BYTES,
@@ -46,8 +50,10 @@ export function createApp(services: Services, routes: RouteDef[]): Koa {
 
   for (const route of routes) {
     router.register(toKoaPath(route.path), [route.method], async (ctx) => {
+      ctx.state.routeTemplate = route.path; // the metrics' label (http-metrics.ts)
       // Who before what: an anonymous caller learns nothing about the input a route expects.
-      if (route.auth === 'bearer') ctx.state.principal = await services.auth.authenticate(ctx.get('authorization') || undefined);
+      const altCredential = route.credentialHeader && !ctx.get('authorization') && ctx.get(route.credentialHeader) ? `Bearer ${ctx.get(route.credentialHeader)}` : undefined;
+      if (route.auth === 'bearer') ctx.state.principal = await services.auth.authenticate(ctx.get('authorization') || altCredential);
       const params = parsePart('params', route.params, ctx.params);
       if (route.permission && ctx.state.principal) {
         const pathOrg = route.path.includes('{orgId}') ? (params as { orgId?: string }).orgId : undefined;

@@ -30,6 +30,9 @@ export interface RouteReply {
 
 type AnyZod = z.ZodType;
 
+/** Turns an error (already mapped to its status and our code) into another wire format's body. */
+export type ErrorRenderer = (status: number, error: { code: string; message: string; details?: unknown }) => unknown;
+
 /** One entry of the route table: it registers the Koa route, validates input and documents the operation. */
 export interface RouteDef<P extends AnyZod = AnyZod, Q extends AnyZod = AnyZod, B extends AnyZod = AnyZod> {
   method: HttpMethod;
@@ -45,6 +48,13 @@ export interface RouteDef<P extends AnyZod = AnyZod, Q extends AnyZod = AnyZod, 
   query?: Q;
   body?: B;
   responses: Record<number, { description: string; schema?: AnyZod }>;
+  /** Also take the bearer credential from this header when there is no Authorization (`x-api-key` for Anthropic-style clients). */
+  credentialHeader?: string;
+  /**
+   * The error body this path answers with instead of ours (any method on the path, body parse errors
+   * included): for routes that speak another API's wire format, whose clients parse its errors.
+   */
+  renderError?: ErrorRenderer;
   handler(input: RouteInput<z.infer<P>, z.infer<Q>, z.infer<B>>): Promise<RouteReply>;
 }
 

@@ -27,6 +27,7 @@ import type { Clock } from '../infra/ports/clock.js';
 import type { EventStore } from '../infra/ports/event-store.js';
 import { isLlmAbort, isLlmProviderError } from '../infra/ports/llm.js';
 import type { Logger } from '../infra/ports/logger.js';
+import type { Metrics } from '../infra/ports/metrics.js';
 import type { RunExecutor, RunSettings } from '../infra/ports/runs.js';
 import { answerPromptCondition, nodeKindFor, nodeKindsFor, type NodeKindPorts } from './runs-kinds/index.js';
 import { llmCapabilityFor } from './runs-llm.js';
@@ -45,6 +46,8 @@ export interface RunEnginePorts extends NodeKindPorts {
   newId(): string;
   logger: Logger;
   settings: RunSettings;
+  /** Node timings by kind (GET /metrics/performance); absent: not recorded. */
+  metrics?: Metrics;
 }
 
 /** This process's worker identity: a restarted process is a different worker (crash resume). */
@@ -95,6 +98,10 @@ const addUsage = (a: NodeUsage, b: NodeUsage): NodeUsage => ({
   completion_tokens: (a.completion_tokens ?? 0) + (b.completion_tokens ?? 0),
   cost: a.cost + b.cost,
 });
+
+/** The kind label of a node's metrics: its `data.nodeType` when that is a kind, else `default` (bounded label values). */
+const metricKindOf = (data: { nodeType?: unknown }, kinds: Record<string, unknown>) =>
+  typeof data.nodeType === 'string' && Object.hasOwn(kinds, data.nodeType) ? data.nodeType : 'default';
 
 /** The run executor port's adapter; `ports` is read on first use (the container builds it after this). */
 export function createRunExecutor(ports: () => RunEnginePorts): RunExecutor {
@@ -158,6 +165,7 @@ export async function executeRun(ports: RunEnginePorts, processId: string, worke
         if (!(err instanceof DomainError && err.code === 'OUTPUT_TOO_LARGE')) throw err;
         await executeRunCommand(eventStore, ctx(), processId, { type: 'FailNode', workerId, nodeId, attempt, error: { code: err.code, message: err.message }, executionTime });
       }
+      ports.metrics?.observeNode(metricKindOf(data, kinds), executionTime / 1000, 'completed');
       await afterNode(nodeId, 'completed', result.output ?? null, null, usage, executionTime);
     } catch (err) {
       // A stop aborts in-flight calls; the node is not failed for it: the run ends as stopped.
@@ -165,6 +173,7 @@ export async function executeRun(ports: RunEnginePorts, processId: string, worke
       const error = errorOf(err, signal, timedOut);
       const executionTime = Math.round(performance.now() - begin);
       await executeRunCommand(eventStore, ctx(), processId, { type: 'FailNode', workerId, nodeId, attempt, error, executionTime });
+      ports.metrics?.observeNode(metricKindOf(data, kinds), executionTime / 1000, 'failed');
       await afterNode(nodeId, 'failed', null, `${error.code}: ${error.message}`, null, executionTime);
     } finally {
       clearTimeout(timer);

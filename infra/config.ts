@@ -6,6 +6,8 @@ import { memoryConfigShape } from './config-memory.js';
 import { messagingConfigShape } from './config-messaging.js';
 import { webhooksConfigShape } from './config-messaging-webhooks.js';
 import { kvConfigShape } from './config-kv.js';
+import { cliLlmConfigShape } from './config-cli-llm.js';
+import { terminalsConfigShape } from './config-terminals.js';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 const optionalUrl = (protocols: RegExp) =>
@@ -107,6 +109,12 @@ export const configSchema = z.object({
   RUN_CLAIM_TIMEOUT_MS: positiveInt(30_000),
   /** Workers record a heartbeat event this often; a worker silent for three intervals is dead and its runs are taken over. */
   WORKER_HEARTBEAT_MS: positiveInt(5_000),
+  /** Bearer token a Prometheus scraper presents at GET /api/metrics (16–256 characters); unset: operators' credentials only. */
+  METRICS_TOKEN: z
+    .string()
+    .optional()
+    .transform((v) => (v === '' ? undefined : v))
+    .refine((v) => v === undefined || (v.length >= 16 && v.length <= 256), { message: 'must be 16 to 256 characters' }),
   GOOGLE_CLIENT_ID: z.string().optional(),
   GOOGLE_CLIENT_SECRET: z.string().optional(),
   GOOGLE_ISSUER: z.string().regex(/^https?:\/\//).default('https://accounts.google.com'),
@@ -122,6 +130,8 @@ export const configSchema = z.object({
   ...memoryConfigShape,
   ...webhooksConfigShape,
   ...kvConfigShape,
+  ...terminalsConfigShape,
+  ...cliLlmConfigShape,
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -47,10 +47,16 @@ import { createMessagingProviders } from './messaging/providers.js';
 import { createWebhooksRuntime } from './messaging-webhooks/runtime.js';
 import { createLlmRegistry } from './llm/registry.js';
 import { createOutboundHttp } from './http/outbound.js';
-import { createRunExecutor, type RunEnginePorts } from '../consumers/runs-executor.js';
+import { createRunExecutor, LOCAL_WORKER_ID, type RunEnginePorts } from '../consumers/runs-executor.js';
+import { createMetricsRegistry } from './metrics/registry.js';
+import { instrumentLlmGateway } from './metrics/llm.js';
 import { readOrgLlmCredentials } from '../projections/orgs-queries.js';
 import { readUserLlmCredentials } from '../projections/users-llm-credentials.js';
 import { runRecoveryQueries } from '../projections/runs.js';
+import { workflowQueries } from '../projections/workflows.js';
+import { createWorkflowTimers } from '../consumers/workflows-timers.js';
+import { createStreamSignals } from './stream-signals.js';
+import { TERMINAL_CATEGORY } from '../domain/terminals/index.js';
 
 /**
  * The composition root: each port gets its distributed adapter when its variable is set and the
@@ -98,6 +104,15 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
   const projections = new ProjectionRunner(eventStore, readStore, allProjectors, logger.child({ component: 'projections' }), projectsHere ? 'local' : 'remote');
 
   const now = () => clock.now();
+  // Per process (Prometheus scrapes each): HTTP, node and provider timings, plus gauges read at scrape time.
+  const metrics = createMetricsRegistry({
+    clock, role, processId: LOCAL_WORKER_ID,
+    sources: {
+      deadLetters: () => deadLetters.snapshot(),
+      projections: async () => (await projections.status()).map((p) => ({ name: p.name, lag: p.lag })),
+      eventLogHead: () => eventStore.headPosition(),
+    },
+  });
   const tokens = new TokenService(loadOrCreateKey(config.JWT_SECRET, config.DATA_DIR, 'jwt.key'), config.JWT_TTL_SECONDS, clock);
   const mailer: Mailer = config.SMTP_URL ? new SmtpMailer(config.SMTP_URL, config.MAIL_FROM, logger) : new OutboxMailer(config.DATA_DIR, logger, now);
   // One keep-alive pool per service for webhook nodes and messaging webhooks (pinned per checked address).
@@ -115,22 +130,29 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
     messaging: createMessagingProviders(config),
     webhooks: createWebhooksRuntime({ config, logger, clock, eventStore, readStore, sealedBox, projectsLocally: projections.mode === 'local', outbound }),
     memory: memoryPorts(config, eventStore, readStore, logger, () => randomUUID()),
-    llm: createLlmRegistry({
+    llm: instrumentLlmGateway(createLlmRegistry({
       config,
       logger,
       credentials: {
         organization: (orgId) => readOrgLlmCredentials({ readStore, sealedBox }, orgId),
         user: (userId) => readUserLlmCredentials({ readStore, sealedBox }, userId),
       },
-    }),
+    }), metrics),
     outbound,
     runs: createRunExecutor(() => runEngine),
     runRecovery: runRecoveryQueries(readStore),
+    workflowQueries: workflowQueries(readStore),
+    workflowTimers: createWorkflowTimers({
+      eventStore, logger, clock: { now: () => services.now() }, queries: workflowQueries(readStore), localWorkerId: LOCAL_WORKER_ID, heartbeatMs: config.WORKER_HEARTBEAT_MS,
+      workerPresence: (workerId) => services.runRecovery.workerPresence(workerId),
+    }),
+    streamSignals: createStreamSignals({ eventStore, categories: [TERMINAL_CATEGORY, 'workflow'], maxWaiters: config.REMOTE_MAX_WAITERS, logger }),
+    metrics,
   };
   // The run engine's ports, once the services it shares exist; `now` read late so a test may move time.
   const runEngine: RunEnginePorts = {
     eventStore, logger, llm: services.llm, outbound: services.outbound, memory: services.memory, projections,
-    clock: { now: () => services.now() }, newId: () => services.newId(), settings: config, secrets: sealedBox,
+    clock: { now: () => services.now() }, newId: () => services.newId(), settings: config, secrets: sealedBox, metrics,
     mcp: { eventStore, config, mcp: services.mcp, now: () => services.now() },
   };
   return services;
@@ -141,6 +163,8 @@ export async function closeServices(services: Services): Promise<void> {
   await services.mcp.close();
   await services.messaging.close();
   await services.webhooks.close();
+  await services.workflowTimers.close();
+  await services.streamSignals.close();
   services.outbound.close?.();
   await services.bus.close();
   await services.projections.stop();

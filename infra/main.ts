@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { createApp } from '../api/app.js';
 import { allRoutes } from '../api/routes/index.js';
 import { healthRoutes } from '../api/routes/health.js';
+import { metricsRoutes } from '../api/routes/metrics.js';
 import { allConsumers } from '../consumers/index.js';
 import { startRunRecovery, type RunRecovery } from '../consumers/runs-recovery.js';
 import { deadLetterRetrier } from '../consumers/operations-dead-letters.js';
@@ -42,9 +43,9 @@ async function main() {
     );
   }
 
-  // Roles without the API still answer /api/health so an orchestrator can probe them.
+  // Roles without the API still answer /api/health so an orchestrator can probe them, and /api/metrics… so each process can be scraped.
   const servesApi = role === 'all' || role === 'api';
-  const app = createApp(services, servesApi ? allRoutes : healthRoutes);
+  const app = createApp(services, servesApi ? allRoutes : [...healthRoutes, ...metricsRoutes]);
   const server: Server = createServer(app.callback());
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));

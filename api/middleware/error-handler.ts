@@ -3,6 +3,7 @@ import { DomainError } from '../../domain/shared/decider.js';
 import type { Logger } from '../../infra/ports/logger.js';
 import { DuplicateKeyError, InvalidCursorError } from '../../infra/ports/read-store.js';
 import { errorBody, httpStatusOf } from '../errors.js';
+import type { ErrorRenderer } from '../route.js';
 
 interface HttpishError {
   status?: number;
@@ -13,15 +14,17 @@ interface HttpishError {
 }
 
 /** Maps every failure to the error body of DESIGN.md §7; only unexpected errors are 500 and logged with their stack. */
-export function errorHandler(logger: Logger): Middleware {
+export function errorHandler(logger: Logger, rendererFor: (path: string) => ErrorRenderer | undefined = () => undefined): Middleware {
   return async (ctx, next) => {
+    // A route speaking another API's wire format (renderError) gets its errors in that format.
+    const render = (status: number, body: ReturnType<typeof errorBody>) => rendererFor(ctx.path)?.(status, body.error) ?? body;
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) {
         ctx.status = 404;
-        ctx.body = errorBody('ROUTE_NOT_FOUND', `no operation ${ctx.method} ${ctx.path}`);
+        ctx.body = render(404, errorBody('ROUTE_NOT_FOUND', `no operation ${ctx.method} ${ctx.path}`));
       } else if (ctx.status === 405 && ctx.body === undefined) {
-        ctx.body = errorBody('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${ctx.path}`);
+        ctx.body = render(405, errorBody('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${ctx.path}`));
         ctx.status = 405;
       }
     } catch (err) {
@@ -29,7 +32,7 @@ export function errorHandler(logger: Logger): Middleware {
       const retryAfter = (body.error.details as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;
       if (status === 429 && retryAfter) ctx.set('Retry-After', String(retryAfter));
       ctx.status = status;
-      ctx.body = body;
+      ctx.body = render(status, body);
       if (status >= 500) logger.error({ err, requestId: ctx.state.requestId }, 'request failed');
     }
   };

@@ -12,10 +12,12 @@ import { triggerRoutes } from './flows-triggers.js';
 import { apiKeyRoutes } from './users-api-keys.js';
 import { authRoutes } from './users-auth.js';
 import { cliRoutes } from './cli.js';
+import { cliLlmRoutes } from './cli-llm.js';
 import { healthRoutes } from './health.js';
 import { orgRoutes } from './orgs.js';
 import { probeRoutes } from './probes.js';
 import { processingRoutes } from './runs.js';
+import { workflowRoutes } from './workflows.js';
 import { publicTriggerRoutes } from './runs-public-triggers.js';
 import { socialAuthRoutes } from './signins.js';
 import { userRoutes } from './users.js';
@@ -25,6 +27,10 @@ import { messagingRoutes } from './messaging.js';
 import { documentsRoutes } from './documents.js';
 import { memoryRoutes } from './memory.js';
 import { webhooksRoutes } from './messaging-webhooks.js';
+import { terminalRoutes } from './terminals.js';
+import { systemRoutes } from './system.js';
+import { metricsRoutes } from './metrics.js';
+import { hybridRoutes } from './hybrid.js';
 
 /** The whole route table: registration, validation and the OpenAPI document all come from it. */
 export const allRoutes: RouteDef[] = [
@@ -35,12 +41,14 @@ export const allRoutes: RouteDef[] = [
   ...apiKeyRoutes,
   ...orgRoutes,
   ...cliRoutes,
+  ...cliLlmRoutes,
   ...flowRoutes,
   ...nodeRoutes,
   ...connectionRoutes,
   ...triggerRoutes,
   ...flowAuditRoutes,
   ...processingRoutes,
+  ...workflowRoutes,
   ...publicTriggerRoutes,
   ...llmRoutes,
   ...aiRoutes,
@@ -53,5 +61,9 @@ export const allRoutes: RouteDef[] = [
   ...documentsRoutes,
   ...memoryRoutes,
   ...webhooksRoutes,
+  ...terminalRoutes,
   ...probeRoutes,
+  ...systemRoutes,
+  ...metricsRoutes,
+  ...hybridRoutes,
 ];

@@ -5,6 +5,7 @@ import { answerPromptCondition as answerWithModel, llmKind, type LlmKindPorts, t
 import { webhookKind, type WebhookKindPorts } from './webhook.js';
 import { mcpToolKind, type McpToolKindPorts } from './mcp-tool.js';
 import { memoryKind, type MemoryKindPorts } from './memory.js';
+import { workflowOnlyKinds } from './workflow.js';
 
 /**
  * Every node kind the run worker executes, keyed by `data.nodeType`: the pure kinds of
@@ -48,6 +49,7 @@ export function nodeKindsFor(ports: NodeKindPorts): Record<string, NodeKind> {
   kinds.webhook = webhookKind(ports);
   kinds.mcp_tool = mcpToolKind(ports);
   kinds.memory = memoryKind(ports);
+  for (const kind of workflowOnlyKinds) kinds[kind.type] = kind;
   kinds[DEFAULT_NODE_KIND] = {
     // The type it reports is the pass-through's; execute picks the real behaviour from the data.
     type: conditionKind.type,

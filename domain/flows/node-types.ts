@@ -96,6 +96,24 @@ const memoryData = baseNodeDataSchema
     if (d.memoryOperation === 'delete' && !d.memoryId && !namesScope) ctx.addIssue({ code: 'custom', path: ['memoryId'], message: 'a delete needs memoryId, or a scope naming what to delete' });
   });
 
+/** Workflow node kinds (issue 13): decided by the workflow aggregate itself; in a plain run they fail with WORKFLOW_ONLY_NODE. */
+const MAX_WORKFLOW_SLEEP_MS = 366 * 24 * 3600 * 1000;
+const waitSignalData = baseNodeDataSchema.extend({
+  signalName: nonBlank(z.string().max(MAX_SHORT_TEXT_LENGTH)).describe('the signal the workflow waits for; the node outputs its payload'),
+  timeoutMs: z.number().int().positive().max(MAX_WORKFLOW_SLEEP_MS).optional().describe('fail with SIGNAL_TIMEOUT when no such signal arrives within this many milliseconds'),
+});
+const sleepData = baseNodeDataSchema
+  .extend({
+    durationMs: z.number().int().min(0).max(MAX_WORKFLOW_SLEEP_MS).optional().describe('milliseconds to sleep (a durable timer)'),
+    until: z.iso.datetime({ offset: true }).optional().describe('ISO time to sleep until'),
+  })
+  .superRefine((d, ctx) => {
+    if ((d.durationMs === undefined) === (d.until === undefined)) ctx.addIssue({ code: 'custom', path: ['durationMs'], message: 'give exactly one of durationMs and until' });
+  });
+const setStateData = baseNodeDataSchema.extend({
+  values: boundedJsonObject(64 * 1024).describe("merged into the workflow's state (queries read it); string values are templates"),
+});
+
 interface NodeTypeDefinition {
   label: string;
   description: string;
@@ -112,6 +130,9 @@ export const NODE_TYPE_DEFINITIONS: Record<NodeType, NodeTypeDefinition> = {
   delay: { label: 'Delay', description: 'Waits delayMs milliseconds, then passes its input on.', schema: delayData },
   mcp_tool: { label: 'MCP tool', description: 'Calls a tool of a registered MCP server with templated arguments.', schema: mcpToolData },
   memory: { label: 'Memory', description: "Saves, searches (ranked by relevance), updates or deletes the flow owner's memories, as POST /api/db/memory does.", schema: memoryData },
+  wait_signal: { label: 'Wait for signal', description: 'Workflows only: waits until the named signal arrives (POST /workflows/{id}/signal) and outputs its payload; SIGNAL_TIMEOUT after timeoutMs.', schema: waitSignalData },
+  sleep: { label: 'Sleep', description: 'Workflows only: a durable timer (durationMs or until) that survives restarts.', schema: sleepData },
+  set_state: { label: 'Set state', description: "Workflows only: merges values (templates allowed) into the workflow's state, which queries read.", schema: setStateData },
 };
 
 /** The schema that validates `data` for a node type; the common shape when the type is absent. */

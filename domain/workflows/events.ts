@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { EventsOf } from '../shared/events.js';
 import { MAX_ID_LENGTH, MAX_SHORT_TEXT_LENGTH } from '../flows/limits.js';
-import { conditionalResultSchema, nodeErrorSchema, nodeUsageSchema, runDefinitionSchema } from '../runs/events.js';
+import { conditionalResultSchema, nodeErrorSchema, nodeUsageSchema } from '../runs/events.js';
+import { runDefinitionSchema } from '../runs/definition.js';
 
 /**
  * Every event of a `workflow-<workflowId>` stream. The stream holds one execution at a time; a
@@ -13,6 +14,8 @@ const id = z.string().min(1).max(MAX_ID_LENGTH);
 const name = z.string().min(1).max(MAX_SHORT_TEXT_LENGTH);
 const jsonRecord = z.record(z.string(), z.json());
 const reason = z.string().max(2000).nullable();
+/** Timer ids: generated ones, or `<kind>:<nodeId>:<attempt>` for the timers nodes schedule. */
+const timerId = z.string().min(1).max(300);
 
 export const IDEMPOTENCY_POLICIES = ['reject_duplicate', 'allow_duplicate_failed_only', 'allow_duplicate'] as const;
 export type IdempotencyPolicy = (typeof IDEMPOTENCY_POLICIES)[number];
@@ -66,7 +69,7 @@ export const workflowEventSchemas = {
   /** The signal was consumed by a wait_signal node (its output is the payload). */
   SignalDelivered: z.object({ signalId: id, nodeId: id, at }),
   TimerScheduled: z.object({
-    timerId: id,
+    timerId,
     name,
     kind: z.enum(TIMER_KINDS),
     fireAt: at,
@@ -75,8 +78,8 @@ export const workflowEventSchemas = {
     at,
   }),
   /** `lateMs`: how long after `fireAt` it fired (a paused workflow's timers fire on resume). */
-  TimerFired: z.object({ timerId: id, lateMs: z.number().min(0), at }),
-  TimerCanceled: z.object({ timerId: id, reason: z.string().max(2000), at }),
+  TimerFired: z.object({ timerId, lateMs: z.number().min(0), at }),
+  TimerCanceled: z.object({ timerId, reason: z.string().max(2000), at }),
   WorkflowPaused: z.object({ by: z.string().nullable(), reason, at }),
   WorkflowResumed: z.object({ by: z.string().nullable(), reason, at }),
   WorkflowCancelRequested: z.object({ by: z.string().nullable(), reason, at }),

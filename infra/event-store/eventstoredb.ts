@@ -261,6 +261,11 @@ export class EventStoreDbEventStore implements EventStore {
     });
   }
 
+  /** EventStoreDB tells neither an event count nor a size through the client: the head (commit) position only. */
+  async stats() {
+    return { headPosition: await this.headPosition(), events: null, bytes: null };
+  }
+
   /** One-event read with our own timeout: reads and subscriptions ignore the `deadline` option in 6.2.1. */
   async health(timeoutMs = 5000): Promise<{ ok: boolean; detail?: string }> {
     const read = this.client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1 });

@@ -117,6 +117,7 @@ export class SqliteEventStore implements EventStore {
       ),
       all: this.db.prepare<[number, number], Row>('SELECT * FROM events WHERE position > ? ORDER BY position ASC LIMIT ?'),
       head: this.db.prepare<[], { p: number | null }>('SELECT MAX(position) AS p FROM events'),
+      count: this.db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM events'),
       truncateByCount: this.db.prepare<[string, number]>('DELETE FROM events WHERE stream_id = ? AND revision <= ?'),
       // The newest event of a stream stays stored (reads hide it once too old) so that its revision keeps counting.
       truncateByAge: this.db.prepare<[string, number, string]>(
@@ -275,6 +276,13 @@ export class SqliteEventStore implements EventStore {
 
   async headPosition(): Promise<number> {
     return this.stmts.head.get()?.p ?? 0;
+  }
+
+  /** Rows of the events table, and the database file's size (page_count × page_size: the events, their index and the checkpoints beside them). */
+  async stats() {
+    const pages = Number(this.db.pragma('page_count', { simple: true }));
+    const pageSize = Number(this.db.pragma('page_size', { simple: true }));
+    return { headPosition: this.stmts.head.get()?.p ?? 0, events: this.stmts.count.get()?.n ?? 0, bytes: pages * pageSize };
   }
 
   async health() {

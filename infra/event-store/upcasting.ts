@@ -45,6 +45,7 @@ export class UpcastingEventStore implements EventStore {
   }
 
   headPosition = () => this.inner.headPosition();
+  stats = () => this.inner.stats();
   health = () => this.inner.health();
   close = () => this.inner.close();
 }

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { LlmFinishReason, LlmProvider, LlmRequest, LlmResult, LlmUsage } from '../ports/llm.js';
+import type { LlmFinishReason, LlmMessage, LlmProvider, LlmRequest, LlmResult, LlmToolCall, LlmUsage } from '../ports/llm.js';
 import { LlmProviderError, badResponse } from './errors.js';
 import { getJson, readSse, send, sseJson, trimSlash, withProviderCall, type AdapterSettings, type ProviderCall } from './http.js';
-import { llmResult } from './result.js';
+import { llmResult, parseToolArguments } from './result.js';
 
 /**
  * Anthropic Messages: `POST {base}/v1/messages` with `x-api-key` and `anthropic-version`.
@@ -23,15 +23,20 @@ type RawUsage = z.infer<typeof usageSchema>;
 
 const messageSchema = z.object({
   model: z.string().optional(),
-  content: z.array(z.object({ type: z.string(), text: z.string().optional() })),
+  content: z.array(z.object({ type: z.string(), text: z.string().optional(), id: z.string().optional(), name: z.string().optional(), input: z.record(z.string(), z.unknown()).optional() })),
   stop_reason: z.string().nullish(),
+  stop_sequence: z.string().nullish(),
   usage: usageSchema,
 });
 
 const eventSchema = z.object({
   type: z.string(),
   message: z.object({ model: z.string().optional(), usage: usageSchema.optional() }).optional(),
-  delta: z.object({ type: z.string().optional(), text: z.string().optional(), stop_reason: z.string().nullish() }).optional(),
+  index: z.number().int().nonnegative().optional(),
+  content_block: z.object({ type: z.string(), id: z.string().optional(), name: z.string().optional() }).optional(),
+  delta: z
+    .object({ type: z.string().optional(), text: z.string().optional(), partial_json: z.string().optional(), stop_reason: z.string().nullish(), stop_sequence: z.string().nullish() })
+    .optional(),
   usage: usageSchema.optional(),
   error: z.object({ type: z.string().optional(), message: z.string().optional() }).optional(),
 });
@@ -63,6 +68,23 @@ function usageOf(raw: RawUsage): LlmUsage {
   return { promptTokens, completionTokens, cachedTokens, cacheWriteTokens, totalTokens: promptTokens + completionTokens };
 }
 
+/** Port messages as Messages content: tool calls become `tool_use` blocks, results `tool_result` blocks first in the user turn. */
+export function anthropicMessages(messages: LlmMessage[]): unknown[] {
+  return messages
+    .filter((m) => m.role !== 'system')
+    .map((m) => {
+      if (m.role === 'assistant' && m.toolCalls?.length) {
+        const blocks = m.toolCalls.map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: c.input }));
+        return { role: m.role, content: m.content === '' ? blocks : [{ type: 'text', text: m.content }, ...blocks] };
+      }
+      if (m.role === 'user' && m.toolResults?.length) {
+        const blocks = m.toolResults.map((r) => ({ type: 'tool_result', tool_use_id: r.toolCallId, content: r.content, ...(r.isError && { is_error: true }) }));
+        return { role: m.role, content: m.content === '' ? blocks : [...blocks, { type: 'text', text: m.content }] };
+      }
+      return { role: m.role, content: m.content };
+    });
+}
+
 export function createAnthropicProvider(settings: AdapterSettings): LlmProvider {
   const id = 'anthropic' as const;
   const trimmed = trimSlash(settings.baseUrl);
@@ -75,21 +97,39 @@ export function createAnthropicProvider(settings: AdapterSettings): LlmProvider 
       model: request.model,
       max_tokens: request.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
       ...(system.length > 0 && { system: system.join('\n\n') }),
-      messages: request.messages.filter((m) => m.role !== 'system').map((m) => ({ role: m.role, content: m.content })),
+      messages: anthropicMessages(request.messages),
       ...(request.temperature !== undefined && { temperature: request.temperature }),
+      ...(request.tools && request.tools.length > 0 && {
+        tools: request.tools.map((t) => ({ name: t.name, ...(t.description !== undefined && { description: t.description }), input_schema: t.inputSchema })),
+      }),
+      ...(request.toolChoice && request.tools && request.tools.length > 0 && { tool_choice: request.toolChoice }),
+      ...(request.stopSequences && request.stopSequences.length > 0 && { stop_sequences: request.stopSequences }),
       ...(request.stream && { stream: true }),
     };
   };
 
-  const result = (request: LlmRequest, text: string, raw: RawUsage, model: string | undefined, stop: string | null | undefined, answer?: unknown): LlmResult =>
-    llmResult(settings.prices, id, request, { text, usage: usageOf(raw), model, finishReason: finishReasonOf(stop), raw: answer });
+  const result = (
+    request: LlmRequest,
+    text: string,
+    raw: RawUsage,
+    model: string | undefined,
+    stop: string | null | undefined,
+    answer?: unknown,
+    extra: { toolCalls?: LlmToolCall[]; stopSequence?: string | null } = {},
+  ): LlmResult => llmResult(settings.prices, id, request, { text, usage: usageOf(raw), model, finishReason: finishReasonOf(stop), raw: answer, ...extra });
 
   async function once(call: ProviderCall, request: LlmRequest): Promise<LlmResult> {
     const json = await getJson(call, { url: `${base}/messages`, headers, body: body(request) });
     const parsed = messageSchema.safeParse(json);
     if (!parsed.success) throw badResponse(id, `not a message (${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message})`);
     const text = parsed.data.content.map((block) => (block.type === 'text' ? (block.text ?? '') : '')).join('');
-    return result(request, text, parsed.data.usage, parsed.data.model, parsed.data.stop_reason, json);
+    const toolCalls = parsed.data.content
+      .filter((block) => block.type === 'tool_use')
+      .map((block) => {
+        if (!block.id || !block.name) throw badResponse(id, 'a tool_use block without id or name');
+        return { id: block.id, name: block.name, input: block.input ?? {} };
+      });
+    return result(request, text, parsed.data.usage, parsed.data.model, parsed.data.stop_reason, json, { toolCalls, stopSequence: parsed.data.stop_sequence });
   }
 
   async function streamed(call: ProviderCall, request: LlmRequest): Promise<LlmResult> {
@@ -99,6 +139,9 @@ export function createAnthropicProvider(settings: AdapterSettings): LlmProvider 
     let stop: string | null | undefined;
     let usage: RawUsage = {};
     let done = false;
+    let stopSequence: string | null | undefined;
+    // tool_use blocks by their content index; ours count from 0 in the order they started.
+    const calls = new Map<number, { index: number; id: string; name: string; args: string }>();
     for await (const sse of readSse(response)) {
       const parsed = eventSchema.safeParse(sseJson(id, sse.data));
       if (!parsed.success) throw badResponse(id, `a stream event is not a Messages event`);
@@ -108,15 +151,30 @@ export function createAnthropicProvider(settings: AdapterSettings): LlmProvider 
           model = event.message?.model;
           usage = { ...usage, ...event.message?.usage };
           break;
+        case 'content_block_start':
+          if (event.content_block?.type === 'tool_use') {
+            if (!event.content_block.id || !event.content_block.name) throw badResponse(id, 'a tool_use block without id or name');
+            const call = { index: calls.size, id: event.content_block.id, name: event.content_block.name, args: '' };
+            calls.set(event.index ?? calls.size, call);
+            request.onToolCallDelta?.({ index: call.index, id: call.id, name: call.name, argumentsJson: '' });
+          }
+          break;
         case 'content_block_delta':
           if (event.delta?.type === 'text_delta' && event.delta.text) {
             text += event.delta.text;
             request.onDelta?.(event.delta.text);
+          } else if (event.delta?.type === 'input_json_delta') {
+            const call = calls.get(event.index ?? -1);
+            if (!call) throw badResponse(id, 'input_json_delta for a block that is not a tool_use');
+            const piece = event.delta.partial_json ?? '';
+            call.args += piece;
+            if (piece) request.onToolCallDelta?.({ index: call.index, argumentsJson: piece });
           }
           break;
         case 'message_delta':
           // Counters here are cumulative: they replace the ones from message_start.
           stop = event.delta?.stop_reason ?? stop;
+          stopSequence = event.delta?.stop_sequence ?? stopSequence;
           for (const [key, value] of Object.entries(event.usage ?? {})) if (value !== null && value !== undefined) usage = { ...usage, [key]: value };
           break;
         case 'message_stop':
@@ -131,7 +189,12 @@ export function createAnthropicProvider(settings: AdapterSettings): LlmProvider 
       if (done) break;
     }
     if (!done) throw badResponse(id, 'the stream ended before message_stop');
-    return result(request, text, usage, model, stop);
+    const toolCalls = [...calls.values()].map((c) => {
+      const input = parseToolArguments(c.args);
+      if (!input) throw badResponse(id, `the input of tool call ${c.id} is not a JSON object`);
+      return { id: c.id, name: c.name, input };
+    });
+    return result(request, text, usage, model, stop, undefined, { toolCalls, stopSequence });
   }
 
   return {

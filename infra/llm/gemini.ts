@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { LlmFinishReason, LlmProvider, LlmRequest, LlmResult, LlmUsage } from '../ports/llm.js';
+import type { LlmFinishReason, LlmMessage, LlmProvider, LlmRequest, LlmResult, LlmToolCall, LlmToolChoice, LlmUsage } from '../ports/llm.js';
 import { badResponse } from './errors.js';
 import { getJson, readSse, send, sseJson, trimSlash, withProviderCall, type AdapterSettings, type ProviderCall } from './http.js';
 import { llmResult } from './result.js';
@@ -25,7 +26,19 @@ const answerSchema = z.object({
   candidates: z
     .array(
       z.object({
-        content: z.object({ parts: z.array(z.object({ text: z.string().optional(), thought: z.boolean().optional() })).default([]) }).optional(),
+        content: z
+          .object({
+            parts: z
+              .array(
+                z.object({
+                  text: z.string().optional(),
+                  thought: z.boolean().optional(),
+                  functionCall: z.object({ id: z.string().nullish(), name: z.string(), args: z.record(z.string(), z.unknown()).nullish() }).optional(),
+                }),
+              )
+              .default([]),
+          })
+          .optional(),
         finishReason: z.string().nullish(),
       }),
     )
@@ -69,12 +82,49 @@ function usageOf(raw: RawUsage | undefined): LlmUsage {
   };
 }
 
-/** The answer's visible text (thought summaries left out) and why it ended; a blocked prompt has no candidate. */
-function textOf(answer: Answer): { text: string; finish: string | null | undefined } {
+/** The answer's visible text (thought summaries left out), its function calls, and why it ended; a blocked prompt has no candidate. */
+function textOf(answer: Answer): { text: string; finish: string | null | undefined; calls: Array<{ id: string; name: string; input: Record<string, unknown> }> } {
   const candidate = answer.candidates?.[0];
-  if (!candidate) return { text: '', finish: answer.promptFeedback?.blockReason ? 'SAFETY' : undefined };
-  const text = (candidate.content?.parts ?? []).filter((p) => !p.thought).map((p) => p.text ?? '').join('');
-  return { text, finish: candidate.finishReason };
+  if (!candidate) return { text: '', finish: answer.promptFeedback?.blockReason ? 'SAFETY' : undefined, calls: [] };
+  const parts = candidate.content?.parts ?? [];
+  const text = parts.filter((p) => !p.thought).map((p) => p.text ?? '').join('');
+  // Gemini names calls only sometimes; the id it gives none of is ours, for the caller to answer with.
+  const calls = parts.flatMap((p) => (p.functionCall ? [{ id: p.functionCall.id ?? `toolu_${randomUUID().replace(/-/g, '')}`, name: p.functionCall.name, input: p.functionCall.args ?? {} }] : []));
+  return { text, finish: candidate.finishReason, calls };
+}
+
+/** Port messages as Gemini contents: calls as `functionCall` parts of the model's turn, results as `functionResponse` parts. */
+const GENERATED_ID = /^toolu_/;
+/** Ids we made up for Gemini's anonymous calls are not sent back: Gemini never heard of them. */
+const idOf = (id: string) => (GENERATED_ID.test(id) ? {} : { id });
+
+export function geminiContents(messages: LlmMessage[]): unknown[] {
+  const names = new Map(messages.flatMap((m) => (m.toolCalls ?? []).map((c) => [c.id, c.name] as const)));
+  return messages
+    .filter((m) => m.role !== 'system')
+    .map((m) => {
+      const parts: unknown[] = [];
+      for (const r of m.toolResults ?? []) {
+        const name = r.name ?? names.get(r.toolCallId) ?? r.toolCallId;
+        parts.push({ functionResponse: { ...idOf(r.toolCallId), name, response: r.isError ? { error: r.content } : { content: r.content } } });
+      }
+      if (m.content !== '' || (!m.toolResults?.length && !m.toolCalls?.length)) parts.push({ text: m.content });
+      for (const c of m.toolCalls ?? []) parts.push({ functionCall: { ...idOf(c.id), name: c.name, args: c.input } });
+      return { role: m.role === 'assistant' ? 'model' : 'user', parts };
+    });
+}
+
+function geminiToolConfig(choice: LlmToolChoice): unknown {
+  switch (choice.type) {
+    case 'auto':
+      return { functionCallingConfig: { mode: 'AUTO' } };
+    case 'any':
+      return { functionCallingConfig: { mode: 'ANY' } };
+    case 'none':
+      return { functionCallingConfig: { mode: 'NONE' } };
+    case 'tool':
+      return { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: [choice.name] } };
+  }
 }
 
 export function createGeminiProvider(settings: AdapterSettings): LlmProvider {
@@ -89,24 +139,31 @@ export function createGeminiProvider(settings: AdapterSettings): LlmProvider {
     const config = {
       ...(request.temperature !== undefined && { temperature: request.temperature }),
       ...(request.maxTokens !== undefined && { maxOutputTokens: request.maxTokens }),
+      ...(request.stopSequences && request.stopSequences.length > 0 && { stopSequences: request.stopSequences }),
     };
+    const tools = request.tools ?? [];
     return {
-      contents: request.messages.filter((m) => m.role !== 'system').map((m) => ({ role: m.role === 'assistant' ? 'model' : 'user', parts: [{ text: m.content }] })),
+      contents: geminiContents(request.messages),
       ...(system.length > 0 && { systemInstruction: { parts: system } }),
+      // parametersJsonSchema takes JSON Schema as clients write it (parameters takes only an OpenAPI subset).
+      ...(tools.length > 0 && {
+        tools: [{ functionDeclarations: tools.map((t) => ({ name: t.name, ...(t.description !== undefined && { description: t.description }), parametersJsonSchema: t.inputSchema })) }],
+      }),
+      ...(tools.length > 0 && request.toolChoice && { toolConfig: geminiToolConfig(request.toolChoice) }),
       ...(Object.keys(config).length > 0 && { generationConfig: config }),
     };
   };
 
-  const result = (request: LlmRequest, text: string, raw: RawUsage | undefined, model: string | undefined, finish: string | null | undefined, answer?: unknown): LlmResult =>
-    llmResult(settings.prices, id, request, { text, usage: usageOf(raw), model, finishReason: finishReasonOf(finish), raw: answer });
+  const result = (request: LlmRequest, text: string, raw: RawUsage | undefined, model: string | undefined, finish: string | null | undefined, answer?: unknown, toolCalls?: LlmToolCall[]): LlmResult =>
+    llmResult(settings.prices, id, request, { text, usage: usageOf(raw), model, finishReason: finishReasonOf(finish), raw: answer, toolCalls });
 
   async function once(call: ProviderCall, request: LlmRequest): Promise<LlmResult> {
     const json = await getJson(call, { url: modelUrl(request.model, 'generateContent'), headers, body: body(request) });
     const parsed = answerSchema.safeParse(json);
     if (!parsed.success) throw badResponse(id, `not a GenerateContentResponse (${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message})`);
     if (!parsed.data.candidates && !parsed.data.promptFeedback) throw badResponse(id, 'no candidates and no promptFeedback');
-    const { text, finish } = textOf(parsed.data);
-    return result(request, text, parsed.data.usageMetadata, parsed.data.modelVersion, finish, json);
+    const { text, finish, calls } = textOf(parsed.data);
+    return result(request, text, parsed.data.usageMetadata, parsed.data.modelVersion, finish, json, calls);
   }
 
   async function streamed(call: ProviderCall, request: LlmRequest): Promise<LlmResult> {
@@ -115,6 +172,7 @@ export function createGeminiProvider(settings: AdapterSettings): LlmProvider {
     let model: string | undefined;
     let finish: string | null | undefined;
     let usage: RawUsage | undefined;
+    const calls: LlmToolCall[] = [];
     for await (const sse of readSse(response)) {
       const parsed = answerSchema.safeParse(sseJson(id, sse.data));
       if (!parsed.success) throw badResponse(id, 'a stream chunk is not a GenerateContentResponse');
@@ -126,11 +184,16 @@ export function createGeminiProvider(settings: AdapterSettings): LlmProvider {
         text += piece.text;
         request.onDelta?.(piece.text);
       }
+      // Gemini streams a function call whole, in one part.
+      for (const call of piece.calls) {
+        request.onToolCallDelta?.({ index: calls.length, id: call.id, name: call.name, argumentsJson: JSON.stringify(call.input) });
+        calls.push(call);
+      }
       finish = piece.finish ?? finish;
     }
     // Gemini's stream has no end marker: a finish reason is how we know it was not cut short.
     if (!finish) throw badResponse(id, 'the stream ended without a finishReason');
-    return result(request, text, usage, model, finish);
+    return result(request, text, usage, model, finish, undefined, calls);
   }
 
   return {

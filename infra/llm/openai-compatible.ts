@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { LlmFinishReason, LlmProvider, LlmRequest, LlmResult, LlmUsage } from '../ports/llm.js';
+import type { LlmFinishReason, LlmMessage, LlmProvider, LlmRequest, LlmResult, LlmToolCall, LlmToolChoice, LlmUsage } from '../ports/llm.js';
 import { badResponse } from './errors.js';
 import { getJson, readSse, send, sseJson, trimSlash, withProviderCall, type AdapterSettings, type ProviderCall } from './http.js';
-import { llmResult } from './result.js';
+import { llmResult, parseToolArguments } from './result.js';
 
 /**
  * OpenAI Chat Completions, and every server that speaks it (vLLM, llama.cpp server, Ollama's
@@ -18,10 +18,17 @@ const usageSchema = z.object({
   prompt_tokens_details: z.object({ cached_tokens: z.number().int().nonnegative().nullish() }).nullish(),
 });
 
+const toolCallSchema = z.object({ id: z.string(), function: z.object({ name: z.string(), arguments: z.string().default('') }) });
+
 const completionSchema = z.object({
   model: z.string().optional(),
   choices: z
-    .array(z.object({ message: z.object({ content: z.string().nullish(), refusal: z.string().nullish() }), finish_reason: z.string().nullish() }))
+    .array(
+      z.object({
+        message: z.object({ content: z.string().nullish(), refusal: z.string().nullish(), tool_calls: z.array(toolCallSchema).nullish() }),
+        finish_reason: z.string().nullish(),
+      }),
+    )
     .min(1),
   // Some compatible servers omit usage; the call then reports zero tokens rather than failing.
   usage: usageSchema.nullish(),
@@ -29,7 +36,21 @@ const completionSchema = z.object({
 
 const chunkSchema = z.object({
   model: z.string().optional(),
-  choices: z.array(z.object({ delta: z.object({ content: z.string().nullish() }).nullish(), finish_reason: z.string().nullish() })).default([]),
+  choices: z
+    .array(
+      z.object({
+        delta: z
+          .object({
+            content: z.string().nullish(),
+            tool_calls: z
+              .array(z.object({ index: z.number().int().nonnegative(), id: z.string().nullish(), function: z.object({ name: z.string().nullish(), arguments: z.string().nullish() }).nullish() }))
+              .nullish(),
+          })
+          .nullish(),
+        finish_reason: z.string().nullish(),
+      }),
+    )
+    .default([]),
   usage: usageSchema.nullish(),
   error: z.object({ message: z.string().optional() }).nullish(),
 });
@@ -64,28 +85,70 @@ function usageOf(usage: z.infer<typeof usageSchema> | null | undefined): LlmUsag
   };
 }
 
+/** Port messages as Chat Completions messages: tool results become `tool` messages before the user's text. */
+export function openAiMessages(messages: LlmMessage[]): unknown[] {
+  return messages.flatMap((m): unknown[] => {
+    if (m.role === 'assistant' && m.toolCalls?.length) {
+      const calls = m.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.input) } }));
+      return [{ role: 'assistant', content: m.content === '' ? null : m.content, tool_calls: calls }];
+    }
+    if (m.role === 'user' && m.toolResults?.length) {
+      const results = m.toolResults.map((r) => ({ role: 'tool', tool_call_id: r.toolCallId, content: r.isError ? `Error: ${r.content}` : r.content }));
+      return m.content === '' ? results : [...results, { role: 'user', content: m.content }];
+    }
+    return [{ role: m.role, content: m.content }];
+  });
+}
+
+function openAiToolChoice(choice: LlmToolChoice): unknown {
+  switch (choice.type) {
+    case 'auto':
+      return 'auto';
+    case 'any':
+      return 'required';
+    case 'none':
+      return 'none';
+    case 'tool':
+      return { type: 'function', function: { name: choice.name } };
+  }
+}
+
+function toolCallsOf(id: string, calls: Array<z.infer<typeof toolCallSchema>> | null | undefined): LlmToolCall[] {
+  return (calls ?? []).map((c) => {
+    const input = parseToolArguments(c.function.arguments);
+    if (!input) throw badResponse(id, `the arguments of tool call ${c.id} are not a JSON object`);
+    return { id: c.id, name: c.function.name, input };
+  });
+}
+
 export function createOpenAiCompatibleProvider(id: 'openai' | 'openai_compatible', settings: AdapterSettings): LlmProvider {
   const base = trimSlash(settings.baseUrl);
   const headers: Record<string, string> = settings.apiKey ? { authorization: `Bearer ${settings.apiKey}` } : {};
 
   const body = (request: LlmRequest) => ({
     model: request.model,
-    messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
+    messages: openAiMessages(request.messages),
     ...(request.temperature !== undefined && { temperature: request.temperature }),
+    ...(request.tools && request.tools.length > 0 && {
+      tools: request.tools.map((t) => ({ type: 'function', function: { name: t.name, ...(t.description !== undefined && { description: t.description }), parameters: t.inputSchema } })),
+    }),
+    ...(request.toolChoice && request.tools && request.tools.length > 0 && { tool_choice: openAiToolChoice(request.toolChoice) }),
+    ...(request.stopSequences && request.stopSequences.length > 0 && { stop: request.stopSequences }),
     // OpenAI's reasoning models refuse max_tokens; self-hosted servers mostly know only max_tokens.
     ...(request.maxTokens !== undefined && (id === 'openai' ? { max_completion_tokens: request.maxTokens } : { max_tokens: request.maxTokens })),
     ...(request.stream && { stream: true, stream_options: { include_usage: true } }),
   });
 
-  const result = (request: LlmRequest, text: string, usage: LlmUsage, model: string | undefined, finish: string | null | undefined, raw?: unknown): LlmResult =>
-    llmResult(settings.prices, id, request, { text, usage, model, finishReason: finishReasonOf(finish), raw });
+  const result = (request: LlmRequest, text: string, usage: LlmUsage, model: string | undefined, finish: string | null | undefined, raw?: unknown, toolCalls?: LlmToolCall[]): LlmResult =>
+    llmResult(settings.prices, id, request, { text, usage, model, finishReason: finishReasonOf(finish), raw, toolCalls });
 
   async function once(call: ProviderCall, request: LlmRequest): Promise<LlmResult> {
     const json = await getJson(call, { url: `${base}/chat/completions`, headers, body: body(request) });
     const parsed = completionSchema.safeParse(json);
     if (!parsed.success) throw badResponse(id, `not a chat completion (${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message})`);
     const choice = parsed.data.choices[0];
-    return result(request, choice.message.content ?? choice.message.refusal ?? '', usageOf(parsed.data.usage), parsed.data.model, choice.finish_reason, json);
+    const toolCalls = toolCallsOf(id, choice.message.tool_calls);
+    return result(request, choice.message.content ?? choice.message.refusal ?? '', usageOf(parsed.data.usage), parsed.data.model, choice.finish_reason, json, toolCalls);
   }
 
   async function streamed(call: ProviderCall, request: LlmRequest): Promise<LlmResult> {
@@ -95,6 +158,8 @@ export function createOpenAiCompatibleProvider(id: 'openai' | 'openai_compatible
     let finish: string | null | undefined;
     let usage: LlmUsage | null = null;
     let done = false;
+    // Tool calls by the provider's index; ours count from 0 in the order they started.
+    const calls = new Map<number, { index: number; id: string; name: string; args: string }>();
     for await (const event of readSse(response)) {
       if (event.data === '[DONE]') {
         done = true;
@@ -112,11 +177,22 @@ export function createOpenAiCompatibleProvider(id: 'openai' | 'openai_compatible
           text += delta;
           request.onDelta?.(delta);
         }
+        for (const piece of choice.delta?.tool_calls ?? []) {
+          let call = calls.get(piece.index);
+          const args = piece.function?.arguments ?? '';
+          if (!call) {
+            call = { index: calls.size, id: piece.id ?? `call_${calls.size}`, name: piece.function?.name ?? '', args: '' };
+            calls.set(piece.index, call);
+            request.onToolCallDelta?.({ index: call.index, id: call.id, name: call.name, argumentsJson: args });
+          } else if (args) request.onToolCallDelta?.({ index: call.index, argumentsJson: args });
+          call.args += args;
+        }
         if (choice.finish_reason) finish = choice.finish_reason;
       }
     }
     if (!done && !finish) throw badResponse(id, 'the stream ended before the answer did');
-    return result(request, text, usage ?? usageOf(null), model, finish);
+    const toolCalls = toolCallsOf(id, [...calls.values()].map((c) => ({ id: c.id, function: { name: c.name, arguments: c.args } })));
+    return result(request, text, usage ?? usageOf(null), model, finish, undefined, toolCalls);
   }
 
   return {

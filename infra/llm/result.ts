@@ -1,4 +1,4 @@
-import type { LlmFinishReason, LlmProviderId, LlmRequest, LlmResult, LlmUsage } from '../ports/llm.js';
+import type { LlmFinishReason, LlmProviderId, LlmRequest, LlmResult, LlmToolCall, LlmUsage } from '../ports/llm.js';
 import { charge, type PriceTable } from './prices.js';
 
 /** What every adapter answers once it has the text, the usage and the model the provider named. */
@@ -6,7 +6,7 @@ export function llmResult(
   prices: PriceTable,
   provider: LlmProviderId,
   request: LlmRequest,
-  answer: { text: string; usage: LlmUsage; model: string | undefined; finishReason: LlmFinishReason; raw?: unknown },
+  answer: { text: string; usage: LlmUsage; model: string | undefined; finishReason: LlmFinishReason; raw?: unknown; toolCalls?: LlmToolCall[]; stopSequence?: string | null },
 ): LlmResult {
   const model = answer.model ?? request.model;
   return {
@@ -16,7 +16,21 @@ export function llmResult(
     ...charge(prices, provider, answer.usage, request.model, model),
     model,
     provider,
-    finishReason: answer.finishReason,
+    // A provider that called tools but says only "stop" (Gemini) still ended its turn for them.
+    finishReason: answer.toolCalls?.length && answer.finishReason === 'stop' ? 'tool_calls' : answer.finishReason,
+    ...(answer.toolCalls?.length && { toolCalls: answer.toolCalls }),
+    ...(answer.stopSequence && { stopSequence: answer.stopSequence }),
     ...(answer.raw !== undefined && { raw: answer.raw }),
   };
+}
+
+/** A tool call's arguments as the port gives them: a JSON object (`{}` for an empty text). */
+export function parseToolArguments(text: string): Record<string, unknown> | null {
+  if (text.trim() === '') return {};
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
 }

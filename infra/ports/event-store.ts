@@ -46,6 +46,15 @@ export interface EventSubscription extends AsyncIterable<RecordedEvent> {
 
 export type { RetentionPolicies, StreamRetention } from '../../domain/shared/retention.js';
 
+export interface EventLogStats {
+  /** Position of the last event, or 0 when empty. */
+  headPosition: number;
+  /** Events stored (truncated operational streams no longer count), or null when the adapter cannot count them. */
+  events: number | null;
+  /** Bytes the log takes in its store, or null when the adapter cannot tell. */
+  bytes: number | null;
+}
+
 export interface EventStore {
   readonly adapter: string;
   append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
@@ -55,6 +64,8 @@ export interface EventStore {
   subscribe(options?: SubscribeOptions): EventSubscription;
   /** Position of the last event in the log, or 0 when empty. */
   headPosition(): Promise<number>;
+  /** Size of the log (GET /system/overview): what the adapter can tell without reading every event. */
+  stats(): Promise<EventLogStats>;
   health(): Promise<{ ok: boolean; detail?: string }>;
   close(): Promise<void>;
 }

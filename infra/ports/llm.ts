@@ -19,6 +19,12 @@
  *   (`name === 'AbortError'`, `isLlmAbort(err)`), never with a provider error.
  * - With `stream: true` the text arrives through `onDelta` as it is generated; the promise
  *   still resolves with the whole text and the final usage.
+ * - Tools (optional for callers): `tools` and `toolChoice` offer functions; the answer's
+ *   `toolCalls` are the calls the model made (`finishReason: 'tool_calls'`), streamed through
+ *   `onToolCallDelta` (first delta of a call carries its id and name, then pieces of its JSON
+ *   arguments). A later request gives the calls back on the assistant message (`toolCalls`) and
+ *   their results on the next user message (`toolResults`). `stopSequences` end the answer early
+ *   (`stopSequence` says which one, when the provider tells).
  */
 export { LlmAbortError, LlmProviderError, isLlmAbort, isLlmProviderError, type LlmErrorCode } from './llm-errors.js';
 
@@ -30,6 +36,46 @@ export type LlmRole = 'system' | 'user' | 'assistant';
 export interface LlmMessage {
   role: LlmRole;
   content: string;
+  /** Assistant messages: the tools the model called in that turn (after its text). */
+  toolCalls?: LlmToolCall[];
+  /** User messages: results of the previous turn's tool calls (sent before the message's text). */
+  toolResults?: LlmToolResult[];
+}
+
+/** A function the model may call; `inputSchema` is a JSON Schema of its arguments object. */
+export interface LlmTool {
+  name: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+}
+
+export interface LlmToolCall {
+  /** The provider's id of the call (generated when the provider gives none, e.g. Gemini). */
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+
+export interface LlmToolResult {
+  /** The `id` of the call this answers. */
+  toolCallId: string;
+  /** The tool's name; adapters that need it (Gemini) find it from the call when absent. */
+  name?: string;
+  content: string;
+  isError?: boolean;
+}
+
+/** `auto`: the model decides; `any`: it must call some tool; `none`: no tool; `tool`: that one. */
+export type LlmToolChoice = { type: 'auto' } | { type: 'any' } | { type: 'none' } | { type: 'tool'; name: string };
+
+/** A piece of a streamed tool call: `index` counts the answer's calls from 0. */
+export interface LlmToolCallDelta {
+  index: number;
+  /** On the first delta of a call. */
+  id?: string;
+  name?: string;
+  /** A piece of the arguments' JSON text (may be empty). */
+  argumentsJson: string;
 }
 
 export interface LlmRequest {
@@ -44,6 +90,11 @@ export interface LlmRequest {
   stream?: boolean;
   /** Called with each piece of text as it streams in (only with `stream: true`). */
   onDelta?(text: string): void;
+  tools?: LlmTool[];
+  toolChoice?: LlmToolChoice;
+  stopSequences?: string[];
+  /** Called with each piece of a tool call as it streams in (only with `stream: true`). */
+  onToolCallDelta?(delta: LlmToolCallDelta): void;
 }
 
 export interface LlmUsage {
@@ -71,6 +122,10 @@ export interface LlmResult {
   model: string;
   provider: LlmProviderId;
   finishReason: LlmFinishReason;
+  /** The calls the model made (present only when it made some). */
+  toolCalls?: LlmToolCall[];
+  /** Which of `stopSequences` ended the answer, when the provider says (Anthropic, offline). */
+  stopSequence?: string;
   /** The provider's final answer object (non-streaming only), for debugging; never sent to clients as is. */
   raw?: unknown;
 }

@@ -19,6 +19,9 @@ import type { MessagingWebhooks } from './messaging-webhooks.js';
 import type { LlmGateway } from './llm.js';
 import type { OutboundHttp } from './outbound-http.js';
 import type { RunExecutor, RunRecoveryQueries } from './runs.js';
+import type { StreamSignals } from './stream-signals.js';
+import type { WorkflowQueries, WorkflowTimers } from './workflows.js';
+import type { MetricsRegistry } from './metrics.js';
 
 /** What the composition root hands to routes and consumers. */
 export interface Services {
@@ -61,8 +64,15 @@ export interface Services {
   runs: RunExecutor;
   /** What run recovery reads from the read side. */
   runRecovery: RunRecoveryQueries;
+  /** Workflows: the timers this process holds (consumers/workflows-timers.ts) and the read side they scan. */
+  workflowTimers: WorkflowTimers;
+  workflowQueries: WorkflowQueries;
+  /** This process's metrics: HTTP, node and provider timings (GET /metrics/performance, GET /metrics). */
+  metrics: MetricsRegistry;
   /** The log as stored, beneath the upcasters: for the reseal of node secrets written in clear. */
   storedEvents: StoredEvents;
+  /** Wakes long polls and SSE streams of this process when their stream gets an event (remote terminals). */
+  streamSignals: StreamSignals;
   now(): Date;
   newId(): string;
 }

@@ -21,6 +21,7 @@ import { benchMcp } from './mcp.js';
 import { benchMessaging } from './messaging.js';
 import { benchDocuments } from './documents.js';
 import { benchMemory } from './memory.js';
+import { benchRemote } from './remote.js';
 import { Report, cleanupAllTempDirs, settle } from './support.js';
 
 const benchmarks: Record<string, (report: Report) => Promise<void>> = {
@@ -36,6 +37,7 @@ const benchmarks: Record<string, (report: Report) => Promise<void>> = {
   messaging: benchMessaging,
   documents: benchDocuments,
   memory: benchMemory,
+  remote: benchRemote,
 };
 
 /** Hard bound on the whole run: whatever hangs, the process ends. */

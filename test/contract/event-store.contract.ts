@@ -85,6 +85,16 @@ export function eventStoreContract(label: string, make: () => Promise<EventStore
       expect(await store.headPosition()).to.equal(b.position);
     });
 
+    it('stats: the head position, and the event count and size when the adapter knows them, grow with appends', async () => {
+      const before = await store.stats();
+      const r = await store.append(freshStream(), evs(3), 'any');
+      const after = await store.stats();
+      expect(after.headPosition).to.equal(r.position);
+      expect(after.headPosition).to.be.greaterThan(before.headPosition);
+      if (before.events !== null) expect(after.events).to.equal(before.events + 3);
+      if (after.bytes !== null) expect(after.bytes).to.be.greaterThan(0);
+    });
+
     it("appends with 'no_stream': creates the stream, 0-based contiguous revisions, conflicts once it exists", async () => {
       const s = freshStream();
       const r = await store.append(s, evs(3), 'no_stream');

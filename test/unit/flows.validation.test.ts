@@ -40,6 +40,9 @@ const valid: Record<(typeof NODE_TYPES)[number], Record<string, unknown>> = {
   delay: { nodeType: 'delay', delayMs: 1000 },
   mcp_tool: { nodeType: 'mcp_tool', mcpServerId: 'srv1', toolName: 'echo', arguments: { message: '{{previous}}' } },
   memory: { nodeType: 'memory', memoryOperation: 'search', query: '{{inputs.question}}', scope: { userId: '{{inputs.user}}' }, filters: { topic: 'food' }, limit: 3 },
+  wait_signal: { nodeType: 'wait_signal', signalName: 'approve', timeoutMs: 60000 },
+  sleep: { nodeType: 'sleep', durationMs: 2000 },
+  set_state: { nodeType: 'set_state', values: { stage: '{{previous}}' } },
 };
 
 describe('node validation', () => {

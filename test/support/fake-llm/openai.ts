@@ -11,8 +11,39 @@ function usageOf(fake: FakeLlmServer) {
   return { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.total_tokens, prompt_tokens_details: { cached_tokens: u.cached_tokens } };
 }
 
+/** The scripted tool call, when the request offers tools and does not already answer one. */
+function toolCallFor(req: CapturedRequest, fake: FakeLlmServer) {
+  const messages: Array<{ role?: string }> = Array.isArray(req.body?.messages) ? req.body.messages : [];
+  if (!fake.toolCall || !Array.isArray(req.body?.tools) || req.body.tools.length === 0 || messages[messages.length - 1]?.role === 'tool') return null;
+  return { id: 'call_fake_1', type: 'function', function: { name: fake.toolCall.name, arguments: JSON.stringify(fake.toolCall.input) } };
+}
+
 async function chat(req: CapturedRequest, res: ServerResponse, fake: FakeLlmServer) {
   const model = openAiSnapshot(String(req.body?.model ?? 'unknown'));
+  const call = toolCallFor(req, fake);
+  if (call && !req.body?.stream) {
+    return fake.json(res, 200, {
+      id: 'chatcmpl-fake',
+      object: 'chat.completion',
+      created: 1_700_000_000,
+      model,
+      choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [call], refusal: null }, logprobs: null, finish_reason: 'tool_calls' }],
+      usage: usageOf(fake),
+    });
+  }
+  if (call) {
+    const send = fake.sse(res);
+    const base = { id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1_700_000_000, model };
+    await send({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: null, tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }, finish_reason: null }] });
+    // Arguments arrive in pieces, as OpenAI sends them.
+    const args = call.function.arguments;
+    const cut = Math.ceil(args.length / 2);
+    for (const piece of [args.slice(0, cut), args.slice(cut)]) await send({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: piece } }] }, finish_reason: null }] });
+    await send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] });
+    if (req.body?.stream_options?.include_usage) await send({ ...base, choices: [], usage: usageOf(fake) });
+    await send('[DONE]');
+    return void res.end();
+  }
   if (!req.body?.stream) {
     if (fake.malformed) return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"id": "chatcmpl-1", "choices": [{"message": ');
     return fake.json(res, 200, {

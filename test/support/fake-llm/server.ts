@@ -48,6 +48,11 @@ export class FakeLlmServer {
   modelsFail = false;
   /** The answer's text; streams send it word by word. */
   text = 'Hello from the fake.';
+  /**
+   * When set and the request offers tools, the answer calls this tool (instead of the text) unless
+   * the request's last message already carries tool results: then it answers with `text`.
+   */
+  toolCall: { name: string; input: Record<string, unknown> } | null = null;
   /** Provider-format usage merged over the default one. */
   usage: Record<string, number> = {};
   models: string[] = [];

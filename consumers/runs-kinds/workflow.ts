@@ -1,0 +1,13 @@
+import { RunInputError, type NodeKind } from '../../domain/runs/index.js';
+
+/**
+ * wait_signal, sleep and set_state are decided by the workflow aggregate (domain/workflows); a plain
+ * flow run has no signals, durable timers or workflow state, so there they fail with WORKFLOW_ONLY_NODE
+ * instead of silently passing their input on.
+ */
+export const workflowOnlyKinds: NodeKind[] = (['wait_signal', 'sleep', 'set_state'] as const).map((type) => ({
+  type,
+  async execute() {
+    throw new RunInputError('WORKFLOW_ONLY_NODE', `a ${type} node runs only inside a workflow (POST /api/workflows)`);
+  },
+}));
