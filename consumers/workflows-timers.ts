@@ -41,7 +41,7 @@ export interface WorkflowTimerPorts {
 export function createWorkflowTimers(ports: WorkflowTimerPorts): WorkflowTimers {
   const { eventStore, clock, logger } = ports;
   const horizonMs = ports.horizonMs ?? 60_000;
-  const scanMs = ports.scanMs ?? Math.min(15_000, Math.max(250, Math.floor(horizonMs / 4)));
+  const scanMs = ports.scanMs ?? Math.max(250, Math.min(15_000, ports.heartbeatMs, Math.floor(horizonMs / 4)));
   const held = new Map<string, NodeJS.Timeout>();
   let interval: NodeJS.Timeout | null = null;
   let closed = false;
