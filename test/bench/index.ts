@@ -21,6 +21,7 @@ import { benchMcp } from './mcp.js';
 import { benchMessaging } from './messaging.js';
 import { benchDocuments } from './documents.js';
 import { benchMemory } from './memory.js';
+import { benchWorkflows } from './workflows.js';
 import { benchRemote } from './remote.js';
 import { Report, cleanupAllTempDirs, settle } from './support.js';
 
@@ -37,6 +38,7 @@ const benchmarks: Record<string, (report: Report) => Promise<void>> = {
   messaging: benchMessaging,
   documents: benchDocuments,
   memory: benchMemory,
+  workflows: benchWorkflows,
   remote: benchRemote,
 };
 

@@ -133,7 +133,6 @@ for (const mode of availableModes()) {
         },
         60_000,
       );
-      console.log('DEBUG closed after restart ms', Date.now() - restartedAt, 'kill after create ms', killedAt - createdAt);
       for (const [i, w] of workflows.entries()) {
         expect(final[i].status, `${w.kind} #${w.n}: ${JSON.stringify(final[i].error)}`).to.equal('COMPLETED');
         expect(final[i].result, w.kind).to.equal(w.expected);
