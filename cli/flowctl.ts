@@ -3,6 +3,7 @@ import { registerAuthCommands } from './commands/auth.js';
 import { registerFlowCommands } from './commands/flows.js';
 import { registerRemoteCommands } from './commands/remote.js';
 import { registerRunCommands } from './commands/run.js';
+import { registerWorkflowCommands } from './commands/workflows.js';
 import { EXIT } from './lib/errors.js';
 import { reportError } from './lib/output.js';
 import { VERSION } from './lib/version.js';
@@ -23,7 +24,7 @@ Exit codes:
   2    bad usage: unknown command or option, bad --input, unreadable or invalid file, 400 from the service
   3    not signed in, token refused (401), or device login denied or expired
   4    not found (404: missing, or another user's)
-  5    the run ended failed, stopped or timed out
+  5    the run ended failed, stopped or timed out; the workflow ended FAILED, CANCELED, TERMINATED or TIMED_OUT
   6    the service could not be reached
   130  interrupted
 `;
@@ -40,6 +41,7 @@ export function buildProgram(): Command {
   registerAuthCommands(program);
   registerFlowCommands(program);
   registerRunCommands(program);
+  registerWorkflowCommands(program);
   registerRemoteCommands(program);
   for (const command of program.commands) {
     command.exitOverride();

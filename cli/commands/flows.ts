@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { ApiError } from '../lib/api.js';
+import { ApiError, type RequestBody } from '../lib/api.js';
 import { contextOf } from '../lib/context.js';
 import { CliError, EXIT, usageError } from '../lib/errors.js';
 import { plural, table } from '../lib/output.js';
@@ -65,9 +65,11 @@ export function registerFlowCommands(program: Command) {
       const items: any[] = [];
       let cursor: string | undefined;
       do {
-        const page = await api.get('/flows', {
-          query: { limit: Math.min(100, options.limit - items.length), cursor, archived: options.archived ? 'true' : options.active ? 'false' : undefined },
-        });
+        const page = await api.data(
+          api.client.GET('/flows', {
+            params: { query: { limit: Math.min(100, options.limit - items.length), cursor, archived: options.archived ? 'true' : options.active ? 'false' : undefined } },
+          }),
+        );
         items.push(...page.items);
         cursor = page.nextCursor ?? undefined;
       } while (cursor && items.length < options.limit);
@@ -86,7 +88,7 @@ export function registerFlowCommands(program: Command) {
     .description('show a flow with its nodes and connections')
     .action(async (flowId: string, _options: unknown, command: Command) => {
       const { api, out } = contextOf(command);
-      const { flow } = (await api.get(`/flows/${encodeURIComponent(flowId)}`)) as { flow: FlowView };
+      const { flow } = (await api.data(api.client.GET('/flows/{flowId}', { params: { path: { flowId } } }))) as { flow: FlowView };
       out.result({ flow }, () => [
         `${flow.name}  (${flow.id}, version ${flow.version}${flow.archived ? ', archived' : ''})`,
         ...(flow.description ? [flow.description] : []),
@@ -102,7 +104,7 @@ export function registerFlowCommands(program: Command) {
     .option('-o, --output <file>', 'the file to write (default: standard output)')
     .action(async (flowId: string, options: { output?: string }, command: Command) => {
       const { url, api, out } = contextOf(command);
-      const { flow } = (await api.get(`/flows/${encodeURIComponent(flowId)}`)) as { flow: FlowView };
+      const { flow } = (await api.data(api.client.GET('/flows/{flowId}', { params: { path: { flowId } } }))) as { flow: FlowView };
       const doc: FlowExport = { format: 'flowctl.flow', version: 1, exportedAt: new Date().toISOString(), source: { url, flowId: flow.id, version: flow.version }, flow: portable(flow) };
       const text = `${JSON.stringify(doc, null, 2)}\n`;
       if (!options.output || options.output === '-') {
@@ -123,14 +125,19 @@ export function registerFlowCommands(program: Command) {
       const { api, out } = contextOf(command);
       const flow = readFlowFile(file);
       const name = options.name ?? flow.name;
-      const created = await api.post('/flows', { name, ...(flow.description ? { description: flow.description } : {}) });
-      const flowId = created.flow.id as string;
+      const created = await api.data(api.client.POST('/flows', { body: { name, ...(flow.description ? { description: flow.description } : {}) } }));
+      const flowId = created.flow.id;
       let replaced: { flow: FlowView };
       try {
-        replaced = await api.put(`/flows/${encodeURIComponent(flowId)}`, { name, ...(flow.description ? { description: flow.description } : {}), nodes: flow.nodes, edges: flow.edges });
+        replaced = (await api.data(
+          api.client.PUT('/flows/{flowId}', {
+            params: { path: { flowId } },
+            body: { name, ...(flow.description ? { description: flow.description } : {}), nodes: flow.nodes, edges: flow.edges } as RequestBody<'replaceFlow'>, // the file's graph: the service validates it (400 → exit 2)
+          }),
+        )) as { flow: FlowView };
       } catch (err) {
         // All or nothing: the empty flow just created goes away again.
-        await api.delete(`/flows/${encodeURIComponent(flowId)}`).catch(() => undefined);
+        await api.client.DELETE('/flows/{flowId}', { params: { path: { flowId } } }).catch(() => undefined);
         if (err instanceof ApiError && err.status === 400) throw new CliError(`the service refused the flow in ${file}: ${err.message}`, EXIT.USAGE, err.code, err.details);
         throw err;
       }

@@ -10,9 +10,9 @@ export const EXIT = {
   USAGE: 2,
   /** Not signed in, the token was refused (401), or a device login was denied or expired. */
   AUTH: 3,
-  /** The flow, run or terminal does not exist (or belongs to someone else): 404. */
+  /** The flow, run, workflow or terminal does not exist (or belongs to someone else): 404. */
   NOT_FOUND: 4,
-  /** A run ended but not completed (failed, stopped, timed out). */
+  /** A run ended but not completed (failed, stopped, timed out); a workflow ended FAILED, CANCELED, TERMINATED or TIMED_OUT. */
   RUN_NOT_COMPLETED: 5,
   /** The service could not be reached (connection refused, reset, timed out) after retrying. */
   UNREACHABLE: 6,

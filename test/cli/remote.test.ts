@@ -115,7 +115,10 @@ describe('flowctl remote connect', function () {
         expect((await answered(tid, failing.id)).answer).to.include({ status: 'failed', content: 'answer: please fail' });
 
         const slow = (await web('POST', `/remote/terminals/${tid}/prompts`, { content: 'a slow one' })).body.prompt;
-        await waitUntil('slow prompt running', async () => (await prompt(tid, slow.id)).status === 'running');
+        // Cancel once the agent has written its first output, so the partial answer is known.
+        await waitUntil('slow prompt running with output', async () =>
+          (await prompt(tid, slow.id)).status === 'running' && (await thread(tid)).some((e) => e.promptId === slow.id && e.type === 'step' && e.kind === 'output'),
+        );
         expect((await web('POST', `/remote/terminals/${tid}/prompts/${slow.id}/cancel`)).status).to.equal(200);
         const cancelled = await answered(tid, slow.id);
         expect(cancelled.status).to.equal('cancelled');
