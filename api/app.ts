@@ -3,7 +3,7 @@ import { Router } from '@koa/router';
 import { koaBody } from 'koa-body';
 import type { Services } from '../infra/ports/services.js';
 import type { CommandContext } from '../commands/handle.js';
-import { docsPage } from './docs-page.js';
+import { docsAssets, docsPage } from './docs-page.js';
 import { errorHandler } from './middleware/error-handler.js';
 import { httpMetrics } from './middleware/http-metrics.js';
 import { requestContext } from './middleware/request-context.js';
@@ -20,6 +20,7 @@ export function createApp(services: Services, routes: RouteDef[]): Koa {
   const router = new Router({ prefix: '/api' });
   const openapi = buildOpenApi(routes, { title: 'Flow automation service', version: '0.1.0' });
   const docs = docsPage(openapi);
+  const assets = docsAssets();
 
   app.use(httpMetrics(services.metrics));
   app.use(requestContext(services.logger));
@@ -46,6 +47,13 @@ export function createApp(services: Services, routes: RouteDef[]): Koa {
   router.get('/docs', (ctx) => {
     ctx.type = 'html';
     ctx.body = docs;
+  });
+  router.get('/docs/assets/:name', (ctx) => {
+    const asset = assets.get(ctx.params.name!);
+    if (!asset) return; // 404 ROUTE_NOT_FOUND
+    ctx.type = asset.type;
+    ctx.set('Cache-Control', 'public, max-age=3600');
+    ctx.body = asset.body;
   });
 
   for (const route of routes) {

@@ -48,6 +48,17 @@ export interface RouteDef<P extends AnyZod = AnyZod, Q extends AnyZod = AnyZod, 
   query?: Q;
   body?: B;
   responses: Record<number, { description: string; schema?: AnyZod }>;
+  /**
+   * Error statuses this route can answer beyond those declared in `responses` and those the pipeline
+   * gives it (401 when authenticated, 403 with a permission, 404 with path parameters, 400 with
+   * input, 413/415 with a body: see `statusesOf` in openapi.ts); documented with the error body.
+   */
+  errors?: number[];
+  /**
+   * The statuses the seed's contract specifies for this operation; any other status it documents is
+   * marked `x-beyond-seed` (answers the service adds, e.g. 403 for a missing permission).
+   */
+  seedStatuses?: number[];
   /** Also take the bearer credential from this header when there is no Authorization (`x-api-key` for Anthropic-style clients). */
   credentialHeader?: string;
   /**
@@ -55,6 +66,8 @@ export interface RouteDef<P extends AnyZod = AnyZod, Q extends AnyZod = AnyZod, 
    * included): for routes that speak another API's wire format, whose clients parse its errors.
    */
   renderError?: ErrorRenderer;
+  /** The schema of the bodies `renderError` produces: documented for each error status the route does not describe in `responses`. */
+  errorSchema?: AnyZod;
   handler(input: RouteInput<z.infer<P>, z.infer<Q>, z.infer<B>>): Promise<RouteReply>;
 }
 

@@ -9,6 +9,7 @@ import {
   type MirrorRole,
   type PromptState,
   type StepKind,
+  type TerminalCommand,
   type TerminalState,
 } from '../domain/terminals/index.js';
 import type { EventStore } from '../infra/ports/event-store.js';
@@ -22,15 +23,7 @@ export interface TerminalPollPorts {
   now(): Date;
 }
 
-export interface RegisterInput {
-  terminalId: string;
-  userId: string;
-  name: string;
-  host: string;
-  cwd: string | null;
-  capabilities: string[];
-  leaseSeconds: number;
-}
+export type RegisterInput = Omit<Extract<TerminalCommand, { type: 'RegisterTerminal' }>, 'type' | 'at'>;
 
 export function registerTerminal(store: EventStore, context: CommandContext, input: RegisterInput) {
   return handleAtContextTime(store, context, terminalStreamId(input.terminalId), terminalDecider, { type: 'RegisterTerminal', ...input });

@@ -1,5 +1,5 @@
 import { flowDecider, flowNotFound, flowStreamId, isVisibleTo, type FlowScope } from '../domain/flows/index.js';
-import { isClosed, workflowDecider, workflowNotFound, workflowStreamId, type IdempotencyPolicy, type WorkflowCommand, type WorkflowState } from '../domain/workflows/index.js';
+import { isClosed, workflowDecider, workflowNotFound, workflowStreamId, type CreateWorkflowCommand, type WorkflowCommand, type WorkflowState } from '../domain/workflows/index.js';
 import type { EventStore } from '../infra/ports/event-store.js';
 import { handleCommand, loadState, type CommandContext, type WithoutAt } from './handle.js';
 
@@ -8,20 +8,10 @@ import { handleCommand, loadState, type CommandContext, type WithoutAt } from '.
  * its definition into WorkflowCreated. Every other command folds the workflow stream; a workflow
  * outside the caller's scope is WORKFLOW_NOT_FOUND (404), like a missing one.
  */
-export interface CreateWorkflowRequest {
-  workflowId: string;
-  flowId: string;
-  input: unknown;
-  start: boolean;
-  idempotencyPolicy: IdempotencyPolicy;
-  searchAttributes: Record<string, string | number | boolean>;
-  memo: Record<string, unknown>;
-  executionTimeoutMs?: number | null;
-  createdBy: string | null;
-  scope: FlowScope | null;
-  state?: Record<string, unknown>;
-  continuedFrom?: string | null;
-}
+export type CreateWorkflowRequest = Pick<
+  CreateWorkflowCommand,
+  'workflowId' | 'flowId' | 'input' | 'start' | 'idempotencyPolicy' | 'searchAttributes' | 'memo' | 'executionTimeoutMs' | 'createdBy' | 'state' | 'continuedFrom'
+> & { scope: FlowScope | null };
 
 export async function createWorkflow(store: EventStore, context: CommandContext, request: CreateWorkflowRequest) {
   const flow = (await loadState(store, flowStreamId(request.flowId), flowDecider)).state;

@@ -19,6 +19,8 @@ import {
   type ConditionalResult,
   type NodeError,
   type NodeUsage,
+  type NodeKind,
+  type RunNode,
   type RunState,
 } from '../domain/runs/index.js';
 import { openSecretVariables } from '../domain/flows/secrets.js';
@@ -29,7 +31,7 @@ import { isLlmAbort, isLlmProviderError } from '../infra/ports/llm.js';
 import type { Logger } from '../infra/ports/logger.js';
 import type { Metrics } from '../infra/ports/metrics.js';
 import type { RunExecutor, RunSettings } from '../infra/ports/runs.js';
-import { answerPromptCondition, nodeKindFor, nodeKindsFor, type NodeKindPorts } from './runs-kinds/index.js';
+import { answerPromptCondition, nodeKindFor, nodeKindsFor, type ExecutionContext, type NodeKindPorts } from './runs-kinds/index.js';
 import { llmCapabilityFor } from './runs-llm.js';
 
 /**
@@ -64,31 +66,67 @@ export function abortRun(processId: string, reason = 'stop requested') {
 /** Between steps the loop re-reads the run at least this often, so a stop or a timeout recorded elsewhere is seen. */
 const POLL_MS = 250;
 
-const sleep = (ms: number, signal: AbortSignal) =>
+/** The kinds' `sleep`: rejects with ABORTED (`stopped` says why) when the signal aborts. */
+export const abortableSleep = (stopped: string) => (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
-    if (signal.aborted) return reject(new RunInputError('ABORTED', 'the run was stopped'));
+    if (signal.aborted) return reject(new RunInputError('ABORTED', stopped));
     const timer = setTimeout(() => {
       signal.removeEventListener('abort', onAbort);
       resolve();
     }, ms);
     const onAbort = () => {
       clearTimeout(timer);
-      reject(new RunInputError('ABORTED', 'the run was stopped'));
+      reject(new RunInputError('ABORTED', stopped));
     };
     signal.addEventListener('abort', onAbort, { once: true });
   });
+
+const RUN_STOPPED = 'the run was stopped';
+const sleepUnlessStopped = abortableSleep(RUN_STOPPED);
 
 function contextFor(clock: Clock, run: RunState, correlationId: string): CommandContext {
   return { actorId: null, orgId: run.orgId, workspaceId: run.workspaceId, correlationId, causationId: null, requestId: null, now: clock.now() };
 }
 
-function errorOf(err: unknown, signal: AbortSignal, timedOut: boolean): NodeError {
+/** The error a failed node records: TIMEOUT, ABORTED (`stopped` says why), or the error's own code. */
+export function nodeErrorOf(err: unknown, signal: AbortSignal, timedOut: boolean, stopped: string): NodeError {
   if (timedOut) return { code: 'TIMEOUT', message: 'the node did not finish within NODE_TIMEOUT_MS' };
-  if (signal.aborted || isLlmAbort(err)) return { code: 'ABORTED', message: 'the run was stopped' };
+  if (signal.aborted || isLlmAbort(err)) return { code: 'ABORTED', message: stopped };
   if (isLlmProviderError(err)) return { code: err.code, message: err.message, provider: err.provider };
   if (err instanceof RunInputError || err instanceof DomainError) return { code: err.code, message: err.message };
   const e = err as { code?: unknown; message?: unknown };
   return { code: typeof e?.code === 'string' ? e.code : 'NODE_ERROR', message: String(e?.message ?? err) };
+}
+
+/** NODE_TIMEOUT_MS for one node: a signal that `abort` or the timeout aborts; `clear` when the node is done. */
+export function nodeDeadline(abort: AbortSignal, timeoutMs: number) {
+  const nodeTimeout = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    nodeTimeout.abort(new Error('timeout'));
+  }, timeoutMs);
+  return { signal: AbortSignal.any([abort, nodeTimeout.signal]), timedOut: () => timedOut, clear: () => clearTimeout(timer) };
+}
+
+/**
+ * Executes a node's kind (`node.data` the effective data) and then its conditions; a prompt
+ * condition asks the node's model, and what that costs is added to the node's usage.
+ */
+export async function executeNodeKind(ports: NodeKindPorts, kinds: Record<string, NodeKind>, node: RunNode, context: ExecutionContext & { userId: string | null }) {
+  const result = await nodeKindFor(kinds, node).execute(node, context);
+  let usage: NodeUsage = result.usage ?? { total_tokens: 0, cost: 0 };
+  const conditionalResults: ConditionalResult[] = [];
+  for (const [index, condition] of conditionsOf(node).entries()) {
+    if (condition.usePrompt) {
+      const answer = await answerPromptCondition(ports, { orgId: context.orgId, userId: context.userId }, node.data, condition, result.output, context.signal);
+      usage = addUsage(usage, answer.usage);
+      conditionalResults.push(conditionalResultOf(condition, index, answer.result));
+    } else {
+      conditionalResults.push(conditionalResultOf(condition, index, evaluateCondition(condition, result.output)));
+    }
+  }
+  return { output: result.output ?? null, metadata: result.metadata ?? {}, usage, conditionalResults };
 }
 
 const addUsage = (a: NodeUsage, b: NodeUsage): NodeUsage => ({
@@ -130,53 +168,36 @@ export async function executeRun(ports: RunEnginePorts, processId: string, worke
     const attempt = nodeStateOf(started.state, nodeId)!.attempts;
     const node = graphIndex(started.state.definition).byId.get(nodeId)!;
     const data = effectiveNodeData(node, started.state);
-    const nodeTimeout = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      nodeTimeout.abort(new Error('timeout'));
-    }, settings.NODE_TIMEOUT_MS);
-    const signal = AbortSignal.any([controller.signal, nodeTimeout.signal]);
+    const time = nodeDeadline(controller.signal, settings.NODE_TIMEOUT_MS);
+    const signal = time.signal;
     const begin = performance.now();
     try {
-      const kind = nodeKindFor(kinds, { ...node, data });
       const inputs = nodeInputs(started.state.definition, started.state, nodeId);
       // Secret variables ({"$secret": …}) are opened here, in the process that runs the node, and nowhere else.
       const variables = openSecretVariables(inputs.variables, (box) => ports.secrets.open(box));
-      const context = { ...inputs, variables, processId, flowId: run.flowId, orgId: run.orgId, userId: run.ownerId, signal, llm, sleep };
-      const result = await kind.execute({ ...node, data }, context);
-      let usage: NodeUsage = result.usage ?? { total_tokens: 0, cost: 0 };
-      const conditionalResults: ConditionalResult[] = [];
-      for (const [index, condition] of conditionsOf({ ...node, data }).entries()) {
-        if (condition.usePrompt) {
-          const answer = await answerPromptCondition(ports, { orgId: run.orgId, userId: run.ownerId }, data, condition, result.output, signal);
-          usage = addUsage(usage, answer.usage);
-          conditionalResults.push(conditionalResultOf(condition, index, answer.result));
-        } else {
-          conditionalResults.push(conditionalResultOf(condition, index, evaluateCondition(condition, result.output)));
-        }
-      }
+      const context = { ...inputs, variables, processId, flowId: run.flowId, orgId: run.orgId, userId: run.ownerId, signal, llm, sleep: sleepUnlessStopped };
+      const { output, metadata, usage, conditionalResults } = await executeNodeKind(ports, kinds, { ...node, data }, context);
       const executionTime = Math.round(performance.now() - begin);
       try {
         await executeRunCommand(eventStore, ctx(), processId, {
-          type: 'CompleteNode', workerId, nodeId, attempt, output: result.output ?? null, metadata: result.metadata ?? {}, conditionalResults, usage, executionTime,
+          type: 'CompleteNode', workerId, nodeId, attempt, output, metadata, conditionalResults, usage, executionTime,
         });
       } catch (err) {
         if (!(err instanceof DomainError && err.code === 'OUTPUT_TOO_LARGE')) throw err;
         await executeRunCommand(eventStore, ctx(), processId, { type: 'FailNode', workerId, nodeId, attempt, error: { code: err.code, message: err.message }, executionTime });
       }
       ports.metrics?.observeNode(metricKindOf(data, kinds), executionTime / 1000, 'completed');
-      await afterNode(nodeId, 'completed', result.output ?? null, null, usage, executionTime);
+      await afterNode(nodeId, 'completed', output, null, usage, executionTime);
     } catch (err) {
       // A stop aborts in-flight calls; the node is not failed for it: the run ends as stopped.
-      if (controller.signal.aborted && !timedOut) return;
-      const error = errorOf(err, signal, timedOut);
+      if (controller.signal.aborted && !time.timedOut()) return;
+      const error = nodeErrorOf(err, signal, time.timedOut(), RUN_STOPPED);
       const executionTime = Math.round(performance.now() - begin);
       await executeRunCommand(eventStore, ctx(), processId, { type: 'FailNode', workerId, nodeId, attempt, error, executionTime });
       ports.metrics?.observeNode(metricKindOf(data, kinds), executionTime / 1000, 'failed');
       await afterNode(nodeId, 'failed', null, `${error.code}: ${error.message}`, null, executionTime);
     } finally {
-      clearTimeout(timer);
+      time.clear();
     }
   }
 

@@ -2,27 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { CommandContext } from '../commands/handle.js';
 import { executeWorkflowCommand, loadWorkflow } from '../commands/workflows.js';
 import { openSecretVariables } from '../domain/flows/secrets.js';
-import {
-  conditionalResultOf,
-  conditionsOf,
-  evaluateCondition,
-  graphIndex,
-  nextSteps,
-  nodeInputs,
-  nodeStateOf,
-  RunInputError,
-  type ConditionalResult,
-  type NodeError,
-  type NodeUsage,
-} from '../domain/runs/index.js';
+import { graphIndex, nextSteps, nodeInputs, nodeStateOf } from '../domain/runs/index.js';
 import { DomainError } from '../domain/shared/decider.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import { isWorkflowKind, type WorkflowState } from '../domain/workflows/index.js';
 import type { Consumer } from '../infra/ports/bus.js';
-import { isLlmAbort, isLlmProviderError } from '../infra/ports/llm.js';
 import type { WorkflowTimers } from '../infra/ports/workflows.js';
-import { LOCAL_WORKER_ID, type RunEnginePorts } from './runs-executor.js';
-import { answerPromptCondition, nodeKindFor, nodeKindsFor } from './runs-kinds/index.js';
+import { abortableSleep, executeNodeKind, LOCAL_WORKER_ID, nodeDeadline, nodeErrorOf, type RunEnginePorts } from './runs-executor.js';
+import { nodeKindsFor } from './runs-kinds/index.js';
 import { llmCapabilityFor } from './runs-llm.js';
 
 export interface WorkflowWorkerPorts extends RunEnginePorts {
@@ -99,72 +86,34 @@ export async function drive(ports: WorkflowWorkerPorts, workflowId: string, work
   }
 }
 
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    if (signal.aborted) return reject(new RunInputError('ABORTED', 'the workflow was canceled'));
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new RunInputError('ABORTED', 'the workflow was canceled'));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-
-function errorOf(err: unknown, signal: AbortSignal, timedOut: boolean): NodeError {
-  if (timedOut) return { code: 'TIMEOUT', message: 'the node did not finish within NODE_TIMEOUT_MS' };
-  if (signal.aborted || isLlmAbort(err)) return { code: 'ABORTED', message: 'the workflow was canceled' };
-  if (isLlmProviderError(err)) return { code: err.code, message: err.message, provider: err.provider };
-  if (err instanceof RunInputError || err instanceof DomainError) return { code: err.code, message: err.message };
-  const e = err as { code?: unknown; message?: unknown };
-  return { code: typeof e?.code === 'string' ? e.code : 'NODE_ERROR', message: String(e?.message ?? err) };
-}
+const WORKFLOW_CANCELED = 'the workflow was canceled';
+const sleepUnlessCanceled = abortableSleep(WORKFLOW_CANCELED);
 
 /** One regular node, executed like a run's node (same kinds, conditions, timeout), recorded on the workflow. */
 async function runNode(ports: WorkflowWorkerPorts, state: WorkflowState, nodeId: string, abort: AbortSignal, correlationId: string) {
   const workflowId = state.workflowId;
   const attempt = nodeStateOf(state.exec, nodeId)!.attempts;
   const node = graphIndex(state.exec.definition).byId.get(nodeId)!;
-  const nodeTimeout = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    nodeTimeout.abort(new Error('timeout'));
-  }, ports.settings.NODE_TIMEOUT_MS);
-  const signal = AbortSignal.any([abort, nodeTimeout.signal]);
+  const time = nodeDeadline(abort, ports.settings.NODE_TIMEOUT_MS);
+  const signal = time.signal;
   const begin = performance.now();
   const ctx = () => contextOf(ports, state, correlationId, null);
   try {
-    const kinds = nodeKindsFor(ports);
-    const kind = nodeKindFor(kinds, node);
     const inputs = nodeInputs(state.exec.definition, state.exec, nodeId);
     const variables = openSecretVariables(inputs.variables, (box) => ports.secrets.open(box));
     const llm = llmCapabilityFor(ports.llm, state.orgId, state.ownerId);
-    const context = { ...inputs, variables, processId: `workflow:${workflowId}`, flowId: state.flowId, orgId: state.orgId, userId: state.ownerId, signal, llm, sleep };
-    const result = await kind.execute(node, context);
-    let usage: NodeUsage = result.usage ?? { total_tokens: 0, cost: 0 };
-    const conditionalResults: ConditionalResult[] = [];
-    for (const [index, condition] of conditionsOf(node).entries()) {
-      if (condition.usePrompt) {
-        const answer = await answerPromptCondition(ports, { orgId: state.orgId, userId: state.ownerId }, node.data, condition, result.output, signal);
-        usage = { ...usage, total_tokens: usage.total_tokens + answer.usage.total_tokens, cost: usage.cost + answer.usage.cost };
-        conditionalResults.push(conditionalResultOf(condition, index, answer.result));
-      } else {
-        conditionalResults.push(conditionalResultOf(condition, index, evaluateCondition(condition, result.output)));
-      }
-    }
+    const context = { ...inputs, variables, processId: `workflow:${workflowId}`, flowId: state.flowId, orgId: state.orgId, userId: state.ownerId, signal, llm, sleep: sleepUnlessCanceled };
+    const { output, metadata, usage, conditionalResults } = await executeNodeKind(ports, nodeKindsFor(ports), node, context);
     const executionTime = Math.round(performance.now() - begin);
     try {
-      await executeWorkflowCommand(ports.eventStore, ctx(), workflowId, { type: 'CompleteNode', nodeId, attempt, output: result.output ?? null, metadata: result.metadata ?? {}, conditionalResults, usage, executionTime });
+      await executeWorkflowCommand(ports.eventStore, ctx(), workflowId, { type: 'CompleteNode', nodeId, attempt, output, metadata, conditionalResults, usage, executionTime });
     } catch (err) {
       if (err instanceof DomainError && err.code === 'OUTPUT_TOO_LARGE') {
         await executeWorkflowCommand(ports.eventStore, ctx(), workflowId, { type: 'FailNode', nodeId, attempt, error: { code: err.code, message: err.message }, executionTime });
       } else if (!(err instanceof DomainError)) throw err;
     }
   } catch (err) {
-    const error = errorOf(err, signal, timedOut);
+    const error = nodeErrorOf(err, signal, time.timedOut(), WORKFLOW_CANCELED);
     const executionTime = Math.round(performance.now() - begin);
     try {
       await executeWorkflowCommand(ports.eventStore, ctx(), workflowId, { type: 'FailNode', nodeId, attempt, error, executionTime });
@@ -172,6 +121,6 @@ async function runNode(ports: WorkflowWorkerPorts, state: WorkflowState, nodeId:
       if (!(recordErr instanceof DomainError)) throw recordErr; // closed meanwhile (terminated, continued): nothing to record
     }
   } finally {
-    clearTimeout(timer);
+    time.clear();
   }
 }

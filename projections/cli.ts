@@ -2,7 +2,7 @@ import type { CliTokenEvent, CliTokenSource, DeviceAuthorizationEvent, DeviceAut
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { Doc, ReadStore } from '../infra/ports/read-store.js';
 import { CREDENTIAL_COLLECTIONS, insertIfAbsent, type SecretCredentialView } from './users-auth.js';
-import type { Projector } from './projector.js';
+import { type Projector, ownedCollections } from './projector.js';
 
 /** `cli_tokens`: the shape the authenticator reads for `fcli_` bearer tokens, plus what a person wants to see. */
 export interface CliTokenView extends SecretCredentialView {
@@ -33,10 +33,7 @@ const DEVICES = 'device_codes';
 const cliTokensProjector: Projector = {
   name: 'cli_tokens',
   categories: ['clitoken'],
-  collections: [TOKENS],
-  async setup(store) {
-    await store.collection(TOKENS).createIndex({ keys: { userId: 1, createdAt: -1 } });
-  },
+  ...ownedCollections({ [TOKENS]: [{ keys: { userId: 1, createdAt: -1 } }] }),
   async project(recorded, store) {
     const event = recorded as RecordedEvent & CliTokenEvent;
     const tokens = store.collection<CliTokenView>(TOKENS);
@@ -71,11 +68,8 @@ const cliTokensProjector: Projector = {
 const deviceCodesProjector: Projector = {
   name: 'device_codes',
   categories: ['devicecode'],
-  collections: [DEVICES],
-  async setup(store) {
-    // The reservation of each code makes it unique; the index makes the lookup cheap.
-    await store.collection(DEVICES).createIndex({ keys: { userCodeHash: 1 }, unique: true });
-  },
+  // The reservation of each code makes it unique; the index makes the lookup cheap.
+  ...ownedCollections({ [DEVICES]: [{ keys: { userCodeHash: 1 }, unique: true }] }),
   async project(recorded, store) {
     const event = recorded as RecordedEvent & DeviceAuthorizationEvent;
     const devices = store.collection<DeviceCodeView>(DEVICES);

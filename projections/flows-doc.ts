@@ -1,4 +1,5 @@
 import {
+  flowHeaderOf,
   initialFlowState,
   maskNodes,
   toTriggerView,
@@ -78,15 +79,7 @@ export function docOf(state: FlowState): FlowDoc {
   const nodeTriggers = state.deleted ? {} : Object.fromEntries(Object.entries(state.nodeTriggers).map(([id, t]) => [id, toTriggerView(t)]));
   return {
     _id: state.id,
-    name: state.name,
-    description: state.description,
-    archived: state.archived,
-    version: state.version,
-    createdAt: state.createdAt,
-    updatedAt: state.updatedAt,
-    ownerId: state.ownerId,
-    orgId: state.orgId,
-    workspaceId: state.workspaceId,
+    ...flowHeaderOf(state),
     deleted: state.deleted,
     nodeCount: definition.nodes.length,
     edgeCount: definition.edges.length,
@@ -144,18 +137,7 @@ export function viewJsonOf(doc: FlowDoc): string {
 }
 
 function summaryFields(doc: FlowDoc) {
-  return {
-    id: doc._id,
-    name: doc.name,
-    description: doc.description,
-    archived: doc.archived,
-    version: doc.version,
-    createdAt: doc.createdAt,
-    updatedAt: doc.updatedAt,
-    ownerId: doc.ownerId,
-    orgId: doc.orgId,
-    workspaceId: doc.workspaceId,
-  };
+  return { id: doc._id, ...flowHeaderOf(doc) };
 }
 
 export const summaryOf = (doc: FlowDoc): FlowSummary => ({ ...summaryFields(doc), nodeCount: doc.nodeCount, edgeCount: doc.edgeCount });

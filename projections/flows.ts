@@ -16,7 +16,7 @@ import {
   type HistoryDoc,
   type TriggerKeyDoc,
 } from './flows-doc.js';
-import type { Projector } from './projector.js';
+import { type Projector, ownedCollections } from './projector.js';
 
 export { flowViewOf, type FlowRecord, type FlowSummary } from './flows-doc.js';
 
@@ -38,15 +38,15 @@ const STREAM_PREFIX = 'flow-';
 export const flowsProjector: Projector = {
   name: 'flows',
   categories: ['flow'],
-  collections: [FLOWS, TRIGGER_KEYS, NODE_HISTORY],
-  async setup(store) {
-    const flows = store.collection(FLOWS);
+  ...ownedCollections({
     // The list query: personal flows by owner, org flows by workspace; both newest first.
-    await flows.createIndex({ keys: { ownerId: 1, orgId: 1, workspaceId: 1, deleted: 1, archived: 1, updatedAt: -1 }, name: 'flows_by_owner' });
-    await flows.createIndex({ keys: { orgId: 1, workspaceId: 1, deleted: 1, archived: 1, updatedAt: -1 }, name: 'flows_by_workspace' });
-    await store.collection(TRIGGER_KEYS).createIndex({ keys: { flowId: 1 }, name: 'trigger_keys_by_flow' });
-    await store.collection(NODE_HISTORY).createIndex({ keys: { flowId: 1, nodeId: 1, seq: -1 }, name: 'node_history_by_node' });
-  },
+    [FLOWS]: [
+      { keys: { ownerId: 1, orgId: 1, workspaceId: 1, deleted: 1, archived: 1, updatedAt: -1 }, name: 'flows_by_owner' },
+      { keys: { orgId: 1, workspaceId: 1, deleted: 1, archived: 1, updatedAt: -1 }, name: 'flows_by_workspace' },
+    ],
+    [TRIGGER_KEYS]: [{ keys: { flowId: 1 }, name: 'trigger_keys_by_flow' }],
+    [NODE_HISTORY]: [{ keys: { flowId: 1, nodeId: 1, seq: -1 }, name: 'node_history_by_node' }],
+  }),
   async project(recorded, store) {
     const flowId = recorded.streamId.slice(STREAM_PREFIX.length);
     const flows = store.collection<FlowDoc>(FLOWS);

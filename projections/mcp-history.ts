@@ -1,7 +1,7 @@
 import { MCP_CATEGORY, serverIdOfStream, type McpEvent } from '../domain/mcp/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { Doc, Page, ReadStore } from '../infra/ports/read-store.js';
-import type { Projector } from './projector.js';
+import { type Projector, ownedCollections } from './projector.js';
 
 /** What an entry's document and its answer share. */
 interface McpHistoryFields {
@@ -81,10 +81,7 @@ const base = (serverId: string, seq: number, requestedAt: string, actorId: strin
 export const mcpHistoryProjector: Projector = {
   name: 'mcp-history',
   categories: [MCP_CATEGORY],
-  collections: [MCP_HISTORY],
-  async setup(store) {
-    await store.collection(MCP_HISTORY).createIndex({ keys: { serverId: 1, seq: -1 } });
-  },
+  ...ownedCollections({ [MCP_HISTORY]: [{ keys: { serverId: 1, seq: -1 } }] }),
   async project(recorded, store) {
     const event = recorded as RecordedEvent & McpEvent;
     const history = store.collection<McpHistoryDoc>(MCP_HISTORY);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { MAX_STORED_TOKENS, indexTerms, isMemoryVisibleTo, tokenize, type MemoryEvent, type MemoryMetadata, type MemoryTenant } from '../domain/memory/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import { DuplicateKeyError, type Doc, type Filter, type Page, type ReadStore } from '../infra/ports/read-store.js';
-import type { Projector } from './projector.js';
+import { type Projector, ownedCollections } from './projector.js';
 
 /**
  * Read models of the memory context:
@@ -86,13 +86,11 @@ const tokensOf = (text: string) => indexTerms(tokenize(text).slice(0, MAX_STORED
 export const memoryProjector: Projector = {
   name: 'memory',
   categories: ['memory'],
-  collections: [MEMORIES, MEMORY_HISTORY, MEMORY_TENANTS],
-  async setup(store) {
-    const memories = store.collection(MEMORIES);
-    await memories.createIndex({ keys: { orgId: 1, workspaceId: 1, ownerId: 1, deleted: 1, updatedAt: -1 } });
-    await memories.createIndex({ keys: { orgId: 1, workspaceId: 1, ownerId: 1, stamp: 1 } });
-    await store.collection(MEMORY_HISTORY).createIndex({ keys: { memoryId: 1, seq: 1 } });
-  },
+  ...ownedCollections({
+    [MEMORIES]: [{ keys: { orgId: 1, workspaceId: 1, ownerId: 1, deleted: 1, updatedAt: -1 } }, { keys: { orgId: 1, workspaceId: 1, ownerId: 1, stamp: 1 } }],
+    [MEMORY_HISTORY]: [{ keys: { memoryId: 1, seq: 1 } }],
+    [MEMORY_TENANTS]: [],
+  }),
   async project(recorded, store) {
     const event = recorded as RecordedEvent & MemoryEvent;
     const memories = store.collection<MemoryDoc>(MEMORIES);

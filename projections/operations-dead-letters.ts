@@ -1,7 +1,7 @@
 import { DEAD_LETTER_CATEGORY, type DeadLetterEvent } from '../domain/operations/dead-letters.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import { DuplicateKeyError, type Doc, type Filter, type ReadStore } from '../infra/ports/read-store.js';
-import type { Projector } from './projector.js';
+import { type Projector, ownedCollections } from './projector.js';
 
 export interface DeadLetterView extends Doc {
   consumer: string;
@@ -27,11 +27,7 @@ const COLLECTION = 'dead_letters';
 export const deadLettersProjector: Projector = {
   name: 'dead-letters',
   categories: [DEAD_LETTER_CATEGORY],
-  collections: [COLLECTION],
-  async setup(store) {
-    await store.collection(COLLECTION).createIndex({ keys: { consumer: 1, lastFailedAt: -1 } });
-    await store.collection(COLLECTION).createIndex({ keys: { lastFailedAt: -1 } });
-  },
+  ...ownedCollections({ [COLLECTION]: [{ keys: { consumer: 1, lastFailedAt: -1 } }, { keys: { lastFailedAt: -1 } }] }),
   async project(recorded, store) {
     const event = recorded as RecordedEvent & DeadLetterEvent;
     const letters = store.collection<DeadLetterView>(COLLECTION);

@@ -1,7 +1,7 @@
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { ProbeEvent } from '../domain/probes/index.js';
 import type { Doc, ReadStore } from '../infra/ports/read-store.js';
-import type { Projector } from './projector.js';
+import { type Projector, ownedCollections } from './projector.js';
 
 export interface ProbeView extends Doc {
   name: string;
@@ -17,10 +17,7 @@ const COLLECTION = 'probes';
 export const probesProjector: Projector = {
   name: 'probes',
   categories: ['probe'],
-  collections: [COLLECTION],
-  async setup(store) {
-    await store.collection(COLLECTION).createIndex({ keys: { updatedAt: -1 } });
-  },
+  ...ownedCollections({ [COLLECTION]: [{ keys: { updatedAt: -1 } }] }),
   async project(recorded, store) {
     const event = recorded as RecordedEvent & ProbeEvent;
     const probes = store.collection<ProbeView>(COLLECTION);

@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '../domain/shared/events.js';
-import type { ReadStore } from '../infra/ports/read-store.js';
+import type { IndexSpec, ReadStore } from '../infra/ports/read-store.js';
 
 /**
  * One projector per read model. `project` must be idempotent: on the distributed adapters an event
@@ -15,4 +15,17 @@ export interface Projector {
   collections: string[];
   setup(store: ReadStore): Promise<void>;
   project(event: RecordedEvent, store: ReadStore): Promise<void>;
+}
+
+/**
+ * A projector's `collections` and `setup` from one table: each collection it owns (in order) with
+ * the indexes `setup` creates on it, in order.
+ */
+export function ownedCollections(indexes: Record<string, IndexSpec[]>): Pick<Projector, 'collections' | 'setup'> {
+  return {
+    collections: Object.keys(indexes),
+    async setup(store) {
+      for (const [name, specs] of Object.entries(indexes)) for (const spec of specs) await store.collection(name).createIndex(spec);
+    },
+  };
 }

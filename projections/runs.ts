@@ -3,7 +3,7 @@ import { evolveRun, initialRunState, type RunEvent, type RunState } from '../dom
 import type { RecordedEvent } from '../domain/shared/events.js';
 import { DuplicateKeyError, type Doc, type ReadStore } from '../infra/ports/read-store.js';
 import type { RunRecoveryQueries } from '../infra/ports/runs.js';
-import type { Projector } from './projector.js';
+import { type Projector, ownedCollections } from './projector.js';
 import { getWorker } from './workers.js';
 
 /**
@@ -60,12 +60,7 @@ function docOf(processId: string, s: RunState): ProcessDoc {
 export const runsProjector: Projector = {
   name: 'processes',
   categories: ['run'],
-  collections: [COLLECTION],
-  async setup(store) {
-    const c = store.collection(COLLECTION);
-    await c.createIndex({ keys: { flowId: 1, requestedAt: -1 } });
-    await c.createIndex({ keys: { status: 1, requestedAt: -1 } });
-  },
+  ...ownedCollections({ [COLLECTION]: [{ keys: { flowId: 1, requestedAt: -1 } }, { keys: { status: 1, requestedAt: -1 } }] }),
   async project(recorded, store) {
     const processes = store.collection<ProcessDoc>(COLLECTION);
     const processId = recorded.streamId.slice('run-'.length);

@@ -4,7 +4,7 @@ import type { RecordedEvent } from '../domain/shared/events.js';
 import { isWorkerDead, processOfWorkerId } from '../domain/workers/liveness.js';
 import { waitingOn, type WorkflowState } from '../domain/workflows/state.js';
 import type { Doc, Filter, ReadStore } from '../infra/ports/read-store.js';
-import type { Projector } from './projector.js';
+import { type Projector, ownedCollections } from './projector.js';
 import { listWorkers, type WorkerDoc } from './workers.js';
 import { countWorkflowsByStatus as workflowsByStatus, type WorkflowDoc } from './workflows.js';
 
@@ -256,12 +256,7 @@ const CLOSING = new Set(['WorkflowCompleted', 'WorkflowFailed', 'WorkflowCancele
 export const systemTimersProjector: Projector = {
   name: 'system_timers',
   categories: ['workflow'],
-  collections: [TIMERS],
-  async setup(store) {
-    const c = store.collection(TIMERS);
-    await c.createIndex({ keys: { status: 1, fireAt: 1 } });
-    await c.createIndex({ keys: { workflowId: 1 } });
-  },
+  ...ownedCollections({ [TIMERS]: [{ keys: { status: 1, fireAt: 1 } }, { keys: { workflowId: 1 } }] }),
   async project(recorded: RecordedEvent, store) {
     const timers = store.collection<TimerDoc>(TIMERS);
     const workflowId = recorded.streamId.slice(recorded.streamId.indexOf('-') + 1);

@@ -1,7 +1,7 @@
 import type { WorkerEvent } from '../domain/workers/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { Doc, ReadStore } from '../infra/ports/read-store.js';
-import type { Projector } from './projector.js';
+import { type Projector, ownedCollections } from './projector.js';
 
 /** Read model of worker presence (`workers`): one document per worker process incarnation. */
 export interface WorkerDoc extends Doc {
@@ -21,10 +21,7 @@ export const workersProjector: Projector = {
   name: 'workers',
   // Beats come from `heartbeat-<id>` (older logs also have them in `worker-<id>`).
   categories: ['worker', 'heartbeat'],
-  collections: [COLLECTION],
-  async setup(store) {
-    await store.collection(COLLECTION).createIndex({ keys: { lastHeartbeatAt: -1 } });
-  },
+  ...ownedCollections({ [COLLECTION]: [{ keys: { lastHeartbeatAt: -1 } }] }),
   async project(recorded, store) {
     const event = recorded as RecordedEvent & WorkerEvent;
     const workers = store.collection<WorkerDoc>(COLLECTION);

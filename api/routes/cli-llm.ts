@@ -72,6 +72,7 @@ const messagesRoute = (path: string, operationId: string, note: string) =>
     auth: 'bearer',
     credentialHeader: 'x-api-key',
     renderError: renderAnthropicError,
+    errorSchema: anthropicErrorReply,
     body: messagesBody,
     responses: {
       200: { description: 'the message (or, with stream: true, text/event-stream of Messages events)', schema: messageReply },

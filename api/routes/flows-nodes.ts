@@ -140,6 +140,7 @@ export const nodeRoutes = [
     params: flowParams,
     body: addBody,
     responses: { 201: { description: 'added; the node keeps every field sent', schema: nodeReply }, 409: { description: 'NODE_ID_TAKEN' }, ...writeErrors },
+    seedStatuses: [201, 400, 401, 404],
     async handler(input) {
       const { id, ...node } = input.body;
       const nodeId = id ?? input.services.newId();

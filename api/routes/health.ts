@@ -21,7 +21,16 @@ export const healthRoutes = [
     auth: 'none',
     responses: {
       200: { description: 'every port is up', schema: z.object({ success: z.literal(true), status: z.literal('ok'), role: z.string(), ports: z.record(z.string(), portSchema) }) },
-      503: { description: 'a port is down: success false, status degraded, error.code DEGRADED, ports as above' },
+      503: {
+        description: 'a port is down: success false, status degraded, error.code DEGRADED, ports as above',
+        schema: z.object({
+          success: z.literal(false),
+          status: z.literal('degraded'),
+          role: z.string(),
+          ports: z.record(z.string(), portSchema),
+          error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }),
+        }),
+      },
     },
     async handler({ services }) {
       const ports = {

@@ -102,6 +102,7 @@ export const webhooksRoutes = [
       401: { description: 'no valid credentials' },
       404: { description: "MESSAGING_SESSION_NOT_FOUND: no such session, or another tenant's" },
     },
+    seedStatuses: [200, 401, 404],
     async handler({ principal, params, body, services, command, settle }) {
       await ownSession(services, principal, params.sessionId);
       const result = await configureWebhook({ eventStore: services.eventStore, sender: services.webhooks }, command, {

@@ -90,6 +90,7 @@ export const orgMemberRoutes = [
       403: { description: 'role lacks manage_members, or inviting an owner without being owner' },
       404: { description: 'no such organization' },
       409: { description: 'already a member' },
+      502: { description: 'MAIL_DELIVERY_FAILED: the invitation was recorded but its mail could not be sent (details.invitationId); invite again' },
     },
     async handler({ params, body, principal, services, command, settle }) {
       const org = await getOrg(services.readStore, params.orgId);

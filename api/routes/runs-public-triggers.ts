@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { requireTriggerKey } from '../middleware/trigger-key.js';
 import { defineRoute } from '../route.js';
 import { flowParams, nodeParams } from './flows-schemas.js';
-import { replyFor, startRun } from './runs.js';
+import { processNodeReply, queuedReply, replyFor, runReplySchema, startRun } from './runs.js';
 
 const triggerQuery = z.strictObject({ async: z.enum(['true', 'false']).optional() });
 const triggerBody = z.record(z.string(), z.json()).optional();
@@ -25,7 +25,7 @@ export const publicTriggerRoutes = [
     params: flowParams,
     query: triggerQuery,
     body: triggerBody,
-    responses: { 200: { description: 'the finished run' }, 202: { description: 'queued' }, ...errors },
+    responses: { 200: { description: 'the finished run', schema: runReplySchema }, 202: { description: 'queued', schema: queuedReply }, ...errors, 504: { description: 'RUN_TIMED_OUT: the run passed RUN_TIMEOUT_MS' } },
     async handler(input) {
       const { flow } = await requireTriggerKey(input.services, input.koa, input.params.flowId, null);
       const async = input.query.async === 'true';
@@ -43,7 +43,13 @@ export const publicTriggerRoutes = [
     params: nodeParams,
     query: triggerQuery,
     body: triggerBody,
-    responses: { 200: { description: 'the node result' }, 202: { description: 'queued' }, ...errors, 504: { description: 'RUN_TIMED_OUT: the run passed RUN_TIMEOUT_MS' } },
+    responses: {
+      200: { description: 'the node result (as POST /flows/{flowId}/nodes/{nodeId}/process)', schema: processNodeReply },
+      202: { description: 'queued', schema: queuedReply },
+      ...errors,
+      409: { description: 'RUN_NOT_COMPLETED: the run was stopped before the node completed' },
+      500: { description: "the node failed: the provider's error code and message" },
+      504: { description: 'RUN_TIMED_OUT: the run passed RUN_TIMEOUT_MS' } },
     async handler(input) {
       const { flow } = await requireTriggerKey(input.services, input.koa, input.params.flowId, input.params.nodeId);
       const async = input.query.async === 'true';

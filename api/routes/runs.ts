@@ -117,6 +117,24 @@ export function replyFor(started: StartedRunReply, mode: 'node' | 'flow', nodeId
 const processParams = z.strictObject({ processId: idSchema });
 const processNotFound = () => new DomainError('PROCESS_NOT_FOUND', 'process not found', 'not_found');
 const anyBody = z.looseObject({});
+/** A whole run's answer (runReply): the process view with executionTime and timestamp. */
+export const runReplySchema = z.looseObject({ success: z.boolean(), processId: z.string(), status: z.string(), nodes: z.array(z.looseObject({ nodeId: z.string(), status: z.string() })) });
+/** 202 of an async run: `{success, processId, status: "queued"}`. */
+export const queuedReply = z.object({ success: z.literal(true), processId: z.string(), status: z.literal('queued') });
+/** The seed's process-node answer (body 2.5), exactly these fields. */
+export const processNodeReply = z.strictObject({
+  success: z.literal(true),
+  nodeId: z.string(),
+  result: z.strictObject({
+    output: z.unknown().describe("the node's output (text, or a JSON value for structured nodes)"),
+    metadata: z.record(z.string(), z.unknown()),
+    conditionalResults: z.array(z.strictObject({ condition: z.unknown(), result: z.boolean(), targetNodeId: z.string().nullable() })),
+    usage: z.strictObject({ total_tokens: z.number(), cost: z.number() }),
+  }),
+  executionTime: z.number().describe('milliseconds'),
+  timestamp: z.string().describe('ISO 8601'),
+  processId: z.string(),
+});
 const runErrors = { ...readErrors, 400: { description: 'VALIDATION_FAILED (names the field)' } };
 
 /** Processing, Running processes and a run's events (DESIGN.md section 5). */
@@ -132,13 +150,15 @@ export const processingRoutes = [
     params: nodeParams,
     body: processBody,
     responses: {
-      200: { description: '{success, nodeId, result: {output, metadata, conditionalResults, usage: {total_tokens, cost}}, executionTime (ms), timestamp, processId}', schema: anyBody },
-      202: { description: '{success, processId, status: queued}' },
+      200: { description: '{success, nodeId, result: {output, metadata, conditionalResults, usage: {total_tokens, cost}}, executionTime (ms), timestamp, processId}', schema: processNodeReply },
+      202: { description: '{success, processId, status: queued}', schema: queuedReply },
       ...runErrors,
       404: { description: 'FLOW_NOT_FOUND or NODE_NOT_FOUND' },
+      409: { description: 'RUN_NOT_COMPLETED: the run was stopped before the node completed' },
       500: { description: "the node failed: the provider's error code and message" },
       504: { description: 'RUN_TIMED_OUT: the run passed RUN_TIMEOUT_MS (its node was aborted)' },
     },
+    seedStatuses: [200, 401, 404, 500],
     async handler(input) {
       const { params, body, principal } = input;
       const flow = await visibleFlow(input, params.flowId);
@@ -168,7 +188,7 @@ export const processingRoutes = [
     permission: 'edit_resources',
     params: flowParams,
     body: runBody,
-    responses: { 200: { description: 'the finished run (status completed, failed, stopped or timed_out)', schema: anyBody }, 202: { description: 'queued' }, ...runErrors },
+    responses: { 200: { description: 'the finished run (status completed, failed, stopped or timed_out)', schema: anyBody }, 202: { description: 'queued', schema: queuedReply }, ...runErrors },
     async handler(input) {
       const { params, body, principal } = input;
       await visibleFlow(input, params.flowId);

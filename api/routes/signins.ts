@@ -176,6 +176,7 @@ export const socialAuthRoutes: RouteDef[] = SOCIAL_PROVIDERS.flatMap((name) => [
       404: notConfigured,
       409: { description: 'EMAIL_TAKEN: the email belongs to another account and the provider has not verified it, so it is not linked' },
     },
+    seedStatuses: [302, 400],
     handler: (input) => callback(name, input),
   }),
 ]);

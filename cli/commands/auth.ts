@@ -18,10 +18,10 @@ interface DeviceCode {
 
 /** The user a token belongs to: the verify route, and the profile for the email. */
 async function describeToken(api: ApiClient) {
-  const verify = await api.get('/cli/tokens/verify');
+  const verify = await api.data(api.client.GET('/cli/tokens/verify'));
   let user: { id: string; email?: string; name?: string } | null = null;
   try {
-    const me = await api.get('/users/me');
+    const me: any = await api.data(api.client.GET('/users/me'));
     user = me.user ?? me;
   } catch (err) {
     if (!(err instanceof ApiError) || err.status === 401) throw err;
@@ -45,7 +45,7 @@ export function registerAuthCommands(program: Command) {
     .action(async (options: { name: string }, command: Command) => {
       const { url, out, json } = contextOf(command);
       const api = new ApiClient(url, null);
-      const code = await api.post<DeviceCode>('/cli/device/code', { clientName: options.name.slice(0, 100), client_id: 'flowctl' }, { anonymous: true });
+      const code: DeviceCode = await api.data(api.anonymous.POST('/cli/device/code', { body: { clientName: options.name.slice(0, 100), client_id: 'flowctl' } }));
       const expiresAt = Date.now() + code.expires_in * 1000;
       if (json) {
         out.line({ event: 'device_code', user_code: code.user_code, verification_uri: code.verification_uri, verification_uri_complete: code.verification_uri_complete, expires_in: code.expires_in, interval: code.interval }, () => '');
@@ -66,7 +66,7 @@ export function registerAuthCommands(program: Command) {
         await sleep(interval * 1000);
         if (Date.now() > expiresAt + 5000) throw new CliError('the code expired before it was approved: run flowctl login again', EXIT.AUTH, 'expired_token');
         try {
-          const answer = await api.post('/cli/device/token', { device_code: code.device_code, grant_type: DEVICE_GRANT_TYPE, client_id: 'flowctl' }, { anonymous: true });
+          const answer = await api.data(api.anonymous.POST('/cli/device/token', { body: { device_code: code.device_code, grant_type: DEVICE_GRANT_TYPE, client_id: 'flowctl' } }));
           token = answer.access_token as string;
         } catch (err) {
           // The service may name the interval it now expects (error.details.interval): never poll faster than that.
@@ -111,7 +111,7 @@ export function registerAuthCommands(program: Command) {
       let warning: string | null = null;
       if (saved.tokenId) {
         try {
-          await api.delete(`/cli/tokens/${encodeURIComponent(saved.tokenId)}`);
+          await api.data(api.client.DELETE('/cli/tokens/{tokenId}', { params: { path: { tokenId: saved.tokenId } } }));
           revoked = true;
         } catch (err) {
           // A token that no longer works is as good as revoked; anything else is worth a warning.

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { ApiClient, backoffMs, isTransient, sleep } from '../lib/api.js';
+import { ApiClient, backoffMs, isTransient, sleep, type RequestBody } from '../lib/api.js';
 import { contextOf } from '../lib/context.js';
 import { EXIT, usageError } from '../lib/errors.js';
 import { describeEvent, exitForStatus, FINAL_EVENTS, NodeNames, RunProgress, runEvents, statusOfFinal } from '../lib/run-events.js';
@@ -40,7 +40,7 @@ async function startRun(api: ApiClient, flowId: string, inputs: Record<string, u
   const key = `flowctl-${randomUUID()}`;
   for (let attempt = 0; ; attempt++) {
     try {
-      return await api.post(`/flows/${encodeURIComponent(flowId)}/run`, { inputs, async: true }, { headers: { 'Idempotency-Key': key } });
+      return await api.data(api.client.POST('/flows/{flowId}/run', { params: { path: { flowId } }, body: { inputs: inputs as RequestBody<'runFlow'>['inputs'], async: true }, headers: { 'Idempotency-Key': key } }));
     } catch (err) {
       if (!isTransient(err) || attempt >= 8) throw err;
       await sleep(backoffMs(attempt));
@@ -77,7 +77,8 @@ export function registerRunCommands(program: Command) {
       } finally {
         progress.stop();
       }
-      const { process: view } = await api.get(`/processes/${encodeURIComponent(processId)}`);
+      // The document types the run view loosely (an object): its fields are read as the service sends them.
+      const { process: view } = (await api.data(api.client.GET('/processes/{processId}', { params: { path: { processId } } }))) as { process?: any };
       const status = (view?.status as string) ?? final ?? 'unknown';
       const started_ = view?.startedAt ? Date.parse(view.startedAt) : NaN;
       const finished = view?.finishedAt ? Date.parse(view.finishedAt) : NaN;

@@ -27,7 +27,9 @@ export async function* runEvents(api: ApiClient, processId: string, options: { f
     if (options.signal?.aborted) return;
     let page: { events: RunEvent[]; nextCursor: string | null };
     try {
-      page = await api.get(`/processes/${encodeURIComponent(processId)}/events`, { query: { cursor: next > 0 ? String(next) : undefined, limit: 100 } });
+      page = (await api.data(
+        api.client.GET('/processes/{processId}/events', { params: { path: { processId }, query: { cursor: next > 0 ? String(next) : undefined, limit: 100 } } }),
+      )) as typeof page;
       failures = 0;
     } catch (err) {
       if (!isTransient(err) || ++failures > 60) throw err;

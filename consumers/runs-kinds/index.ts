@@ -1,7 +1,5 @@
-import type { Condition } from '../../domain/flows/node-data.js';
 import { PURE_NODE_KINDS, conditionKind, RunInputError, type NodeKind, type NodeKindContext, type RunNode } from '../../domain/runs/index.js';
-import type { LlmCaller } from '../../infra/ports/llm.js';
-import { answerPromptCondition as answerWithModel, llmKind, type LlmKindPorts, type PromptConditionAnswer } from './llm.js';
+import { llmKind, type LlmKindPorts } from './llm.js';
 import { webhookKind, type WebhookKindPorts } from './webhook.js';
 import { mcpToolKind, type McpToolKindPorts } from './mcp-tool.js';
 import { memoryKind, type MemoryKindPorts } from './memory.js';
@@ -65,24 +63,7 @@ export function nodeKindFor(kinds: Record<string, NodeKind>, node: RunNode): Nod
   return kinds[DEFAULT_NODE_KIND];
 }
 
-/**
- * A usePrompt condition: the yes/no question of conditionQuestion put to the node's model
- * (`data.llm` / `data.model`, overrideConfig already applied by the caller), read by parseYesNo.
- * An answer that is neither yes nor no counts as false, and the metadata says so
- * (`unparseable: true`, with the answer). A node without `llm` cannot answer: RunInputError
- * CONDITION_NEEDS_MODEL. Provider failures propagate like an llm node's.
- */
-export function answerPromptCondition(
-  ports: LlmKindPorts,
-  caller: LlmCaller,
-  nodeData: RunNode['data'],
-  condition: Condition,
-  output: unknown,
-  signal: AbortSignal,
-): Promise<PromptConditionAnswer> {
-  return answerWithModel(ports, caller, nodeData, condition, output, signal);
-}
-
+export { answerPromptCondition } from './llm.js';
 export { NodeKindError } from './webhook.js';
 export type { PromptConditionAnswer } from './llm.js';
 export { RunInputError };

@@ -129,6 +129,13 @@ export interface PromptConditionAnswer {
 /** Enough room for "Yes." from a model that warms up with a word or two, not for an essay. */
 const QUESTION_MAX_TOKENS = 16;
 
+/**
+ * A usePrompt condition: the yes/no question of conditionQuestion put to the node's model
+ * (`data.llm` / `data.model`, overrideConfig already applied by the caller), read by parseYesNo.
+ * An answer that is neither yes nor no counts as false, and the metadata says so
+ * (`unparseable: true`, with the answer). A node without `llm` cannot answer: RunInputError
+ * CONDITION_NEEDS_MODEL. Provider failures propagate like an llm node's.
+ */
 export async function answerPromptCondition(
   ports: LlmKindPorts,
   caller: LlmCaller,

@@ -38,22 +38,23 @@ export interface FlowView {
   trigger: TriggerView;
 }
 
+/** The flow's own fields that every view of it carries (public view, read-model document, list item). */
+export type FlowHeader = Pick<FlowView, 'name' | 'description' | 'archived' | 'version' | 'createdAt' | 'updatedAt' | 'ownerId' | 'orgId' | 'workspaceId'>;
+
+export const flowHeaderOf = (f: FlowHeader): FlowHeader => ({
+  name: f.name,
+  description: f.description,
+  archived: f.archived,
+  version: f.version,
+  createdAt: f.createdAt,
+  updatedAt: f.updatedAt,
+  ownerId: f.ownerId,
+  orgId: f.orgId,
+  workspaceId: f.workspaceId,
+});
+
 export function toFlowView(state: FlowState): FlowView {
-  return {
-    id: state.id,
-    name: state.name,
-    description: state.description,
-    archived: state.archived,
-    version: state.version,
-    createdAt: state.createdAt,
-    updatedAt: state.updatedAt,
-    ownerId: state.ownerId,
-    orgId: state.orgId,
-    workspaceId: state.workspaceId,
-    nodes: maskNodes(state.nodes),
-    edges: state.edges,
-    trigger: toTriggerView(state.trigger),
-  };
+  return { id: state.id, ...flowHeaderOf(state), nodes: maskNodes(state.nodes), edges: state.edges, trigger: toTriggerView(state.trigger) };
 }
 
 /** Nodes as every read shows them: header values and `$secret` variables masked (secrets.ts). */

@@ -1,4 +1,4 @@
-import { DomainError } from '../shared/decider.js';
+import { decideByType, DomainError } from '../shared/decider.js';
 import type { OrgCommand } from './commands.js';
 import { acceptInvitation, changeMemberRole, inviteMember, removeMember } from './decide-members.js';
 import { createTeam, createWorkspace, deleteWorkspace, updateWorkspace } from './decide-workspaces.js';
@@ -9,52 +9,38 @@ import type { OrgState } from './state.js';
 export const DEFAULT_WORKSPACE_NAME = 'Default';
 
 /** The organization aggregate: members and invitations in decide-members.ts, workspaces and teams in decide-workspaces.ts. */
-export function decideOrg(command: OrgCommand, state: OrgState): OrgEvent[] {
-  switch (command.type) {
-    case 'CreateOrganization': {
-      if (state.exists) throw new DomainError('ORGANIZATION_EXISTS', 'organization already exists', 'conflict');
-      const { orgId, name, description, creator, defaultWorkspaceId, at } = command;
-      // Born with an owner and a workspace, so it is usable (and switchable into) at once.
-      return [
-        { type: 'OrganizationCreated', data: { orgId, name, description, createdBy: creator.userId, createdAt: at } },
-        { type: 'MemberJoined', data: { userId: creator.userId, role: 'owner', email: creator.email, name: creator.name, via: 'creation', invitationId: null, at } },
-        { type: 'WorkspaceCreated', data: { workspaceId: defaultWorkspaceId, name: DEFAULT_WORKSPACE_NAME, description: '', createdBy: creator.userId, at } },
-      ];
-    }
-    case 'UpdateOrganization': {
-      requirePermission(state, command.actorId, 'manage_settings');
-      const { name, description, budgetLimitUsd, actorId, at } = command;
-      if (name === undefined && description === undefined && budgetLimitUsd === undefined) return [];
-      const changes = { ...(name !== undefined && { name }), ...(description !== undefined && { description }), ...(budgetLimitUsd !== undefined && { budgetLimitUsd }) };
-      return [{ type: 'OrganizationUpdated', data: { ...changes, updatedBy: actorId, at } }];
-    }
-    case 'DeleteOrganization':
-      requirePermission(state, command.actorId, 'owner');
-      return [{ type: 'OrganizationDeleted', data: { deletedBy: command.actorId, at: command.at } }];
-    case 'ChangeMemberRole':
-      return changeMemberRole(command, state);
-    case 'RemoveMember':
-      return removeMember(command, state);
-    case 'InviteMember':
-      return inviteMember(command, state);
-    case 'AcceptInvitation':
-      return acceptInvitation(command, state);
-    case 'CreateWorkspace':
-      return createWorkspace(command, state);
-    case 'UpdateWorkspace':
-      return updateWorkspace(command, state);
-    case 'DeleteWorkspace':
-      return deleteWorkspace(command, state);
-    case 'CreateTeam':
-      return createTeam(command, state);
-    case 'SetLlmCredential': {
-      requirePermission(state, command.actorId, 'manage_settings');
-      const { provider, sealedApiKey, baseUrl, actorId, at } = command;
-      return [{ type: 'LlmCredentialSet', data: { provider, sealedApiKey, baseUrl, setBy: actorId, at } }];
-    }
-    case 'RemoveLlmCredential':
-      requirePermission(state, command.actorId, 'manage_settings');
-      if (!state.llmProviders.includes(command.provider)) return [];
-      return [{ type: 'LlmCredentialRemoved', data: { provider: command.provider, removedBy: command.actorId, at: command.at } }];
-  }
-}
+export const decideOrg = decideByType<OrgCommand, OrgState, OrgEvent>({
+  CreateOrganization: (command, state) => {
+    if (state.exists) throw new DomainError('ORGANIZATION_EXISTS', 'organization already exists', 'conflict');
+    const { orgId, name, description, creator, defaultWorkspaceId, at } = command;
+    // Born with an owner and a workspace, so it is usable (and switchable into) at once.
+    return [
+      { type: 'OrganizationCreated', data: { orgId, name, description, createdBy: creator.userId, createdAt: at } },
+      { type: 'MemberJoined', data: { userId: creator.userId, role: 'owner', email: creator.email, name: creator.name, via: 'creation', invitationId: null, at } },
+      { type: 'WorkspaceCreated', data: { workspaceId: defaultWorkspaceId, name: DEFAULT_WORKSPACE_NAME, description: '', createdBy: creator.userId, at } },
+    ];
+  },
+  UpdateOrganization: (command, state) => {
+    requirePermission(state, command.actorId, 'manage_settings');
+    const { name, description, budgetLimitUsd, actorId, at } = command;
+    if (name === undefined && description === undefined && budgetLimitUsd === undefined) return [];
+    const changes = { ...(name !== undefined && { name }), ...(description !== undefined && { description }), ...(budgetLimitUsd !== undefined && { budgetLimitUsd }) };
+    return [{ type: 'OrganizationUpdated', data: { ...changes, updatedBy: actorId, at } }];
+  },
+  DeleteOrganization: (command, state) => {
+    requirePermission(state, command.actorId, 'owner');
+    return [{ type: 'OrganizationDeleted', data: { deletedBy: command.actorId, at: command.at } }];
+  },
+  ChangeMemberRole: changeMemberRole, RemoveMember: removeMember, InviteMember: inviteMember, AcceptInvitation: acceptInvitation,
+  CreateWorkspace: createWorkspace, UpdateWorkspace: updateWorkspace, DeleteWorkspace: deleteWorkspace, CreateTeam: createTeam,
+  SetLlmCredential: (command, state) => {
+    requirePermission(state, command.actorId, 'manage_settings');
+    const { provider, sealedApiKey, baseUrl, actorId, at } = command;
+    return [{ type: 'LlmCredentialSet', data: { provider, sealedApiKey, baseUrl, setBy: actorId, at } }];
+  },
+  RemoveLlmCredential: (command, state) => {
+    requirePermission(state, command.actorId, 'manage_settings');
+    if (!state.llmProviders.includes(command.provider)) return [];
+    return [{ type: 'LlmCredentialRemoved', data: { provider: command.provider, removedBy: command.actorId, at: command.at } }];
+  },
+});

@@ -1,4 +1,5 @@
 import type { ConditionalResult, NodeError, NodeUsage, OverrideConfig, RunMode } from './events.js';
+import type { FlowOrigin } from './state.js';
 
 /**
  * Commands of the run aggregate (stream `run-<processId>`). Ids and time come in the command.
@@ -12,20 +13,18 @@ interface Base {
   at: string;
 }
 
-export interface RequestRunCommand extends Base {
+/** The flow a run or a workflow is made from: its nodes and edges at flowVersion, as stored (FlowState's); the decider snapshots them. */
+export interface FlowSnapshot extends FlowOrigin {
+  nodes: ReadonlyArray<{ id: string; data: unknown }>;
+  edges: ReadonlyArray<{ id: string; source: string; target: string }>;
+}
+
+export interface RequestRunCommand extends Base, FlowSnapshot {
   type: 'RequestRun';
   processId: string;
-  flowId: string;
-  flowVersion: number;
-  ownerId: string;
-  orgId: string | null;
-  workspaceId: string | null;
   mode: RunMode;
   /** Required with mode `node`. */
   nodeId?: string | null;
-  /** The flow's nodes and edges at flowVersion, as stored (FlowState's); the decider snapshots them. */
-  nodes: ReadonlyArray<{ id: string; data: unknown }>;
-  edges: ReadonlyArray<{ id: string; source: string; target: string }>;
   inputs: Record<string, unknown>;
   async: boolean;
   requestedBy: string | null;

@@ -4,6 +4,17 @@ import { DomainError, type ErrorKind } from '../shared/decider.js';
  * The stable error codes of the run domain with their kind of refusal. Worker-facing rejections are
  * conflicts (the run moved on; reload and look again), missing things not_found.
  */
+/** The codes of a node's steps and of a definition's checks, the same in a run and in a workflow. */
+export const NODE_STEP_ERROR_CODES = {
+  NODE_NOT_READY: 'conflict',
+  NODE_NOT_RUNNING: 'conflict',
+  STALE_ATTEMPT: 'conflict',
+  FLOW_HAS_NO_NODES: 'invalid',
+  VALIDATION_FAILED: 'invalid',
+  LIMIT_EXCEEDED: 'too_large',
+  OUTPUT_TOO_LARGE: 'too_large',
+} as const satisfies Record<string, ErrorKind>;
+
 export const RUN_ERROR_CODES = {
   RUN_NOT_FOUND: 'not_found',
   NODE_NOT_FOUND: 'not_found',
@@ -14,14 +25,8 @@ export const RUN_ERROR_CODES = {
   RUN_STOP_REQUESTED: 'conflict',
   STOP_NOT_REQUESTED: 'conflict',
   RUN_NOT_DONE: 'conflict',
-  NODE_NOT_READY: 'conflict',
-  NODE_NOT_RUNNING: 'conflict',
   NODE_NOT_SKIPPABLE: 'conflict',
-  STALE_ATTEMPT: 'conflict',
-  FLOW_HAS_NO_NODES: 'invalid',
-  VALIDATION_FAILED: 'invalid',
-  LIMIT_EXCEEDED: 'too_large',
-  OUTPUT_TOO_LARGE: 'too_large',
+  ...NODE_STEP_ERROR_CODES,
 } as const satisfies Record<string, ErrorKind>;
 export type RunErrorCode = keyof typeof RUN_ERROR_CODES;
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { EventsOf } from '../shared/events.js';
 import { MAX_ID_LENGTH, MAX_SHORT_TEXT_LENGTH } from '../flows/limits.js';
 import { runDefinitionSchema } from './definition.js';
 import { MAX_ERROR_MESSAGE_LENGTH, MAX_SKIP_REASON_LENGTH } from './limits.js';
@@ -58,6 +59,20 @@ export const usageTotalsSchema = z.object({
 });
 export type UsageTotals = z.infer<typeof usageTotalsSchema>;
 
+/** A node's end, the same in a run and in a workflow. `attempt` is 1 on the first start, more after a restart. */
+export const nodeCompletedSchema = z.object({
+  nodeId: id,
+  attempt: z.number().int().min(1),
+  output: z.json(),
+  metadata: jsonRecord,
+  conditionalResults: z.array(conditionalResultSchema),
+  usage: nodeUsageSchema,
+  /** Milliseconds. */
+  executionTime: z.number().min(0),
+  at,
+});
+export const nodeFailedSchema = z.object({ nodeId: id, attempt: z.number().int().min(1), error: nodeErrorSchema, executionTime: z.number().min(0), at });
+
 export const runEventSchemas = {
   RunRequested: z.object({
     processId: id,
@@ -90,18 +105,8 @@ export const runEventSchemas = {
   RunStarted: z.object({ workerId: z.string().min(1), unclaimedForMs: z.number().int().min(0).optional(), at }),
   /** `attempt` is 1 on the first start, more after a resume restarted an interrupted node. */
   NodeStarted: z.object({ nodeId: id, attempt: z.number().int().min(1), at }),
-  NodeCompleted: z.object({
-    nodeId: id,
-    attempt: z.number().int().min(1),
-    output: z.json(),
-    metadata: jsonRecord,
-    conditionalResults: z.array(conditionalResultSchema),
-    usage: nodeUsageSchema,
-    /** Milliseconds. */
-    executionTime: z.number().min(0),
-    at,
-  }),
-  NodeFailed: z.object({ nodeId: id, attempt: z.number().int().min(1), error: nodeErrorSchema, executionTime: z.number().min(0), at }),
+  NodeCompleted: nodeCompletedSchema,
+  NodeFailed: nodeFailedSchema,
   NodeSkipped: z.object({ nodeId: id, reason: z.string().max(MAX_SKIP_REASON_LENGTH), at }),
   /** `outputs`: by output node's outputKey (or id), else by sink node id; cut to previews when `outputsTruncated`. */
   RunCompleted: z.object({ outputs: jsonRecord, outputsTruncated: z.boolean(), usage: usageTotalsSchema, at }),
@@ -120,7 +125,7 @@ export const runEventSchemas = {
 
 export type RunEventType = keyof typeof runEventSchemas;
 type Data<K extends RunEventType> = z.infer<(typeof runEventSchemas)[K]>;
-export type RunEvent = { [K in RunEventType]: { type: K; data: Data<K> } }[RunEventType];
+export type RunEvent = EventsOf<typeof runEventSchemas>;
 export type RunEventOf<K extends RunEventType> = Extract<RunEvent, { type: K }>;
 export type RunEventData<K extends RunEventType> = Data<K>;
 export const RUN_EVENT_TYPES = Object.keys(runEventSchemas) as RunEventType[];

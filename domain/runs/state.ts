@@ -9,6 +9,15 @@ export type NodeRunStatus = (typeof NODE_RUN_STATUSES)[number];
 export const FINISHED_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'stopped', 'timed_out'];
 export const isFinished = (status: RunStatus) => FINISHED_STATUSES.includes(status);
 
+/** Which flow, at which version, and whose: what a run or a workflow is made from and scoped by. */
+export interface FlowOrigin {
+  flowId: string;
+  flowVersion: number;
+  ownerId: string;
+  orgId: string | null;
+  workspaceId: string | null;
+}
+
 export interface NodeRunState {
   status: NodeRunStatus;
   /** How many times the node was started (0 while never started). */
@@ -26,14 +35,9 @@ export interface NodeRunState {
   skipReason: string | null;
 }
 
-export interface RunState {
+export interface RunState extends FlowOrigin {
   exists: boolean;
   processId: string;
-  flowId: string;
-  flowVersion: number;
-  ownerId: string;
-  orgId: string | null;
-  workspaceId: string | null;
   mode: RunMode;
   /** The node of a single-node run. */
   nodeId: string | null;

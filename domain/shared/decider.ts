@@ -24,6 +24,16 @@ export function decider<Command, State, Event extends DomainEvent>(
   return { initialState, evolve, decide, eventSchemas };
 }
 
+/** One function per command type, each given its own command type. */
+export type CommandHandlers<Command extends { type: string }, State, Event> = {
+  [K in Command['type']]: (command: Extract<Command, { type: K }>, state: State) => Event[];
+};
+
+/** A decide function that hands each command to the handler of its type (instead of a switch that only dispatches). */
+export function decideByType<Command extends { type: string }, State, Event>(handlers: CommandHandlers<Command, State, Event>) {
+  return (command: Command, state: State): Event[] => (handlers[command.type as Command['type']] as (c: Command, s: State) => Event[])(command, state);
+}
+
 /**
  * What kind of refusal an error is, independent of any protocol: the API edge maps each kind to an
  * HTTP status in one place (api/errors.ts), so nothing below it knows about HTTP.

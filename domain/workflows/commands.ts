@@ -1,4 +1,4 @@
-import type { ConditionalResult, NodeError, NodeUsage } from '../runs/index.js';
+import type { ConditionalResult, FlowSnapshot, NodeError, NodeUsage } from '../runs/index.js';
 import type { IdempotencyPolicy } from './events.js';
 
 /** Commands of the workflow aggregate (stream `workflow-<id>`). Ids and time come in the command. */
@@ -6,17 +6,10 @@ interface Base {
   at: string;
 }
 
-export interface CreateWorkflowCommand extends Base {
+export interface CreateWorkflowCommand extends Base, FlowSnapshot {
   type: 'CreateWorkflow';
   workflowId: string;
-  flowId: string;
-  flowVersion: number;
-  ownerId: string;
-  orgId: string | null;
-  workspaceId: string | null;
   createdBy: string | null;
-  nodes: ReadonlyArray<{ id: string; data: unknown }>;
-  edges: ReadonlyArray<{ id: string; source: string; target: string }>;
   input: unknown;
   start: boolean;
   idempotencyPolicy: IdempotencyPolicy;

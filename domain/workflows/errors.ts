@@ -1,3 +1,4 @@
+import { NODE_STEP_ERROR_CODES } from '../runs/errors.js';
 import { DomainError, type ErrorKind } from '../shared/decider.js';
 
 /** The stable error codes of the workflow aggregate with their kind of refusal. */
@@ -12,13 +13,7 @@ export const WORKFLOW_ERROR_CODES = {
   TIMER_ALREADY_FIRED: 'conflict',
   TIMER_NOT_CANCELABLE: 'conflict',
   TIMER_ID_TAKEN: 'conflict',
-  NODE_NOT_READY: 'conflict',
-  NODE_NOT_RUNNING: 'conflict',
-  STALE_ATTEMPT: 'conflict',
-  FLOW_HAS_NO_NODES: 'invalid',
-  VALIDATION_FAILED: 'invalid',
-  OUTPUT_TOO_LARGE: 'too_large',
-  LIMIT_EXCEEDED: 'too_large',
+  ...NODE_STEP_ERROR_CODES,
 } as const satisfies Record<string, ErrorKind>;
 export type WorkflowErrorCode = keyof typeof WORKFLOW_ERROR_CODES;
 

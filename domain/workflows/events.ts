@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { EventsOf } from '../shared/events.js';
 import { MAX_ID_LENGTH, MAX_SHORT_TEXT_LENGTH } from '../flows/limits.js';
-import { conditionalResultSchema, nodeErrorSchema, nodeUsageSchema } from '../runs/events.js';
+import { nodeCompletedSchema, nodeFailedSchema } from '../runs/events.js';
 import { runDefinitionSchema } from '../runs/definition.js';
 
 /**
@@ -49,17 +49,8 @@ export const workflowEventSchemas = {
   }),
   WorkflowStarted: z.object({ by: z.string().nullable(), at }),
   WorkflowNodeStarted: z.object({ nodeId: id, attempt: z.number().int().min(1), workerId: z.string().nullable(), at }),
-  WorkflowNodeCompleted: z.object({
-    nodeId: id,
-    attempt: z.number().int().min(1),
-    output: z.json(),
-    metadata: jsonRecord,
-    conditionalResults: z.array(conditionalResultSchema),
-    usage: nodeUsageSchema,
-    executionTime: z.number().min(0),
-    at,
-  }),
-  WorkflowNodeFailed: z.object({ nodeId: id, attempt: z.number().int().min(1), error: nodeErrorSchema, executionTime: z.number().min(0), at }),
+  WorkflowNodeCompleted: nodeCompletedSchema,
+  WorkflowNodeFailed: nodeFailedSchema,
   WorkflowNodeSkipped: z.object({ nodeId: id, reason: z.string().max(1000), at }),
   /** Nodes that were running on a worker judged dead; they are pending again. */
   WorkflowNodesInterrupted: z.object({ nodeIds: z.array(id), previousWorkerId: z.string().nullable(), at }),

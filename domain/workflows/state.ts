@@ -1,4 +1,4 @@
-import { evolveRun, initialRunState, type RunEvent, type RunState } from '../runs/index.js';
+import { evolveRun, initialRunState, type FlowOrigin, type RunEvent, type RunState } from '../runs/index.js';
 import type { IdempotencyPolicy, TimerKind, WorkflowEvent } from './events.js';
 
 export const WORKFLOW_STATUSES = ['CREATED', 'RUNNING', 'PAUSED', 'COMPLETED', 'FAILED', 'CANCELED', 'TERMINATED', 'TIMED_OUT'] as const;
@@ -41,15 +41,10 @@ export interface ControlRecord {
   at: string;
 }
 
-export interface WorkflowState {
+export interface WorkflowState extends FlowOrigin {
   exists: boolean;
   workflowId: string;
   execution: number;
-  flowId: string;
-  flowVersion: number;
-  ownerId: string;
-  orgId: string | null;
-  workspaceId: string | null;
   createdBy: string | null;
   status: WorkflowStatus;
   input: unknown;

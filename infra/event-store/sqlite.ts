@@ -18,7 +18,8 @@ import type { RetentionPolicies, StreamRetention } from '../../domain/shared/ret
 import { pollingSubscription } from './polling-subscription.js';
 import { RecentEvents } from './recent-events.js';
 
-interface Row {
+/** A row of the `events` table. */
+export interface EventRow {
   position: number;
   id: string;
   stream_id: string;
@@ -51,7 +52,7 @@ CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position INTEGER 
 const SUBSCRIPTION_BATCH = 500;
 const AGE_TRUNCATION_EVERY_MS = 60_000;
 
-function toRecorded(row: Row): RecordedEvent {
+export function toRecorded(row: EventRow): RecordedEvent {
   return {
     id: row.id,
     type: row.type,
@@ -109,13 +110,13 @@ export class SqliteEventStore implements EventStore {
       insert: this.db.prepare(
         'INSERT INTO events (id, stream_id, category, revision, type, schema_version, data, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       ),
-      forwards: this.db.prepare<[string, number, number], Row>(
+      forwards: this.db.prepare<[string, number, number], EventRow>(
         'SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision ASC LIMIT ?',
       ),
-      backwards: this.db.prepare<[string, number, number], Row>(
+      backwards: this.db.prepare<[string, number, number], EventRow>(
         'SELECT * FROM events WHERE stream_id = ? AND revision <= ? ORDER BY revision DESC LIMIT ?',
       ),
-      all: this.db.prepare<[number, number], Row>('SELECT * FROM events WHERE position > ? ORDER BY position ASC LIMIT ?'),
+      all: this.db.prepare<[number, number], EventRow>('SELECT * FROM events WHERE position > ? ORDER BY position ASC LIMIT ?'),
       head: this.db.prepare<[], { p: number | null }>('SELECT MAX(position) AS p FROM events'),
       count: this.db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM events'),
       truncateByCount: this.db.prepare<[string, number]>('DELETE FROM events WHERE stream_id = ? AND revision <= ?'),
@@ -232,14 +233,14 @@ export class SqliteEventStore implements EventStore {
     return this.byCategories(options.categories.length).all(after, ...options.categories, max).map(toRecorded);
   }
 
-  private readonly categoryStatements = new Map<number, Database.Statement<unknown[], Row>>();
+  private readonly categoryStatements = new Map<number, Database.Statement<unknown[], EventRow>>();
 
   /** Prepared once per number of categories: preparing on every read cost more than the read. */
-  private byCategories(count: number): Database.Statement<unknown[], Row> {
+  private byCategories(count: number): Database.Statement<unknown[], EventRow> {
     let statement = this.categoryStatements.get(count);
     if (!statement) {
       const marks = Array.from({ length: count }, () => '?').join(',');
-      statement = this.db.prepare<unknown[], Row>(`SELECT * FROM events WHERE position > ? AND category IN (${marks}) ORDER BY position ASC LIMIT ?`);
+      statement = this.db.prepare<unknown[], EventRow>(`SELECT * FROM events WHERE position > ? AND category IN (${marks}) ORDER BY position ASC LIMIT ?`);
       this.categoryStatements.set(count, statement);
     }
     return statement;

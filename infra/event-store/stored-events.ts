@@ -1,18 +1,6 @@
-import type { RecordedEvent } from '../../domain/shared/events.js';
 import type { EventStore } from '../ports/event-store.js';
 import type { StoredEvents } from '../ports/stored-events.js';
-import type { SqliteEventStore } from './sqlite.js';
-
-interface Row {
-  position: number;
-  id: string;
-  stream_id: string;
-  revision: number;
-  type: string;
-  schema_version: number;
-  data: string;
-  metadata: string;
-}
+import { toRecorded, type EventRow, type SqliteEventStore } from './sqlite.js';
 
 /**
  * StoredEvents on the SQLite log. Reads go to the table itself (the store's in-memory window of
@@ -31,20 +19,9 @@ export function sqliteStoredEvents(store: SqliteEventStore): StoredEvents {
     async read({ after = 0, maxCount, categories }) {
       const marks = categories.map(() => '?').join(',');
       const rows = db
-        .prepare<unknown[], Row>(`SELECT * FROM events WHERE position > ? AND category IN (${marks}) ORDER BY position ASC LIMIT ?`)
+        .prepare<unknown[], EventRow>(`SELECT * FROM events WHERE position > ? AND category IN (${marks}) ORDER BY position ASC LIMIT ?`)
         .all(after, ...categories, maxCount);
-      return rows.map(
-        (row): RecordedEvent => ({
-          id: row.id,
-          type: row.type,
-          streamId: row.stream_id,
-          revision: row.revision,
-          position: row.position,
-          schemaVersion: row.schema_version,
-          data: JSON.parse(row.data),
-          metadata: JSON.parse(row.metadata),
-        }),
-      );
+      return rows.map(toRecorded);
     },
     async rewrite(events) {
       if (events.length === 0) return;

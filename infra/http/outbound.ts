@@ -33,14 +33,21 @@ export const DEFAULT_MAX_REDIRECTS = 5;
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
-function parseUrl(raw: string): URL {
+/** `raw` as an http(s) URL, or what is wrong with it: not a URL at all, or another scheme. */
+export function parseHttpUrl(raw: string): URL | 'invalid' | 'not_http' {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new OutboundError('OUTBOUND_INVALID_URL', 'not a valid URL');
+    return 'invalid';
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OutboundError('OUTBOUND_INVALID_URL', 'only http and https URLs can be called');
+  return url.protocol === 'http:' || url.protocol === 'https:' ? url : 'not_http';
+}
+
+function parseUrl(raw: string): URL {
+  const url = parseHttpUrl(raw);
+  if (url === 'invalid') throw new OutboundError('OUTBOUND_INVALID_URL', 'not a valid URL');
+  if (url === 'not_http') throw new OutboundError('OUTBOUND_INVALID_URL', 'only http and https URLs can be called');
   return url;
 }
 

@@ -3,11 +3,12 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { OutboundError } from '../http/outbound.js';
+import { OutboundError, parseHttpUrl } from '../http/outbound.js';
 import { McpClientError, maskCredentials, toClientError } from './client-errors.js';
 import { isStdioCommandAllowed } from '../../domain/mcp/stdio-policy.js';
 import { stdioEnvironment } from './stdio-policy.js';
 import { guardedFetch, type GuardedFetch } from './transport-fetch.js';
+import type { McpEndpoint, McpTransportKind } from '../ports/mcp.js';
 
 /**
  * Opening a transport and running the MCP handshake on it, per endpoint kind:
@@ -20,16 +21,9 @@ import { guardedFetch, type GuardedFetch } from './transport-fetch.js';
  * - sse: HTTP+SSE directly.
  * HTTP and SSE go through the guarded fetch (outbound rule, pinned addresses).
  */
-export type TransportKind = 'stdio' | 'http' | 'sse';
-
-export interface EndpointSpec {
-  transport: TransportKind;
-  command?: string;
-  args?: string[];
-  env?: Record<string, string>;
-  url?: string;
-  headers?: Record<string, string>;
-}
+/** The endpoint as the port declares it (secrets opened). */
+export type EndpointSpec = McpEndpoint;
+export type TransportKind = McpTransportKind;
 
 export interface OpenSpec {
   allowPrivateNetwork: boolean;
@@ -128,13 +122,9 @@ async function openStdio(endpoint: EndpointSpec, spec: OpenSpec): Promise<Opened
 
 function parseUrl(raw: string | undefined): URL {
   if (!raw) throw new McpClientError('MCP_INVALID_ENDPOINT', 'an http or sse server needs a url');
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new McpClientError('OUTBOUND_INVALID_URL', 'the server url is not a valid URL');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new McpClientError('OUTBOUND_INVALID_URL', 'the server url must be http or https');
+  const url = parseHttpUrl(raw);
+  if (url === 'invalid') throw new McpClientError('OUTBOUND_INVALID_URL', 'the server url is not a valid URL');
+  if (url === 'not_http') throw new McpClientError('OUTBOUND_INVALID_URL', 'the server url must be http or https');
   return url;
 }
 

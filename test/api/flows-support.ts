@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { executeFlowCommand } from '../../commands/flows.js';
 import { flowStreamId } from '../../domain/flows/index.js';
 import { call } from '../support/http.js';
+import { answer, apiClient } from '../support/api-client.js';
+import type { RequestBody } from '../../client/index.js';
 import type { TestService } from '../support/test-service.js';
 
 /** Helpers shared by the flows and nodes API tests. */
@@ -23,20 +25,23 @@ export const transformNode = (x = 0) => ({ type: 'custom', position: { x, y: 0 }
 export function flowClient(svc: () => TestService) {
   const as = (user: Auth, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
     call(svc().baseUrl, method, path, body, { ...user.auth, ...headers });
+  /** The generated typed client (`client/`) as a user. */
+  const api = (user: Auth) => apiClient(svc().baseUrl, user.auth);
   return {
     as,
+    api,
     async newFlow(user: Auth, name = `flow ${Math.random().toString(36).slice(2, 8)}`): Promise<string> {
-      const res = await as(user, 'POST', '/flows', { name });
+      const res = await answer(api(user).POST('/flows', { body: { name } }));
       expect(res.status, res.text).to.equal(201);
-      return res.body.flow.id;
+      return res.data!.flow.id;
     },
     async addNode(user: Auth, flowId: string, body: unknown = { type: 'custom', position: { x: 0, y: 0 }, data: llmData() }) {
-      const res = await as(user, 'POST', `/flows/${flowId}/nodes`, body);
+      const res = await answer(api(user).POST('/flows/{flowId}/nodes', { params: { path: { flowId } }, body: body as RequestBody<'addNode'> }));
       expect(res.status, res.text).to.equal(201);
       return res.body.node;
     },
     async getFlow(user: Auth, flowId: string) {
-      const res = await as(user, 'GET', `/flows/${flowId}`);
+      const res = await answer(api(user).GET('/flows/{flowId}', { params: { path: { flowId } } }));
       expect(res.status, res.text).to.equal(200);
       return res.body.flow;
     },

@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import { registerUser, type RegisteredUser } from '../support/identity.js';
 import { availableModes, startTestService, waitUntil, type TestService } from '../support/test-service.js';
 import { expectError, flowClient } from './flows-support.js';
+import { answer } from '../support/api-client.js';
+import type { RequestBody } from '../../client/index.js';
 
 /** Workflows over HTTP (issue 13): create/start, signals, timers, pause/resume, cancel/terminate, queries, history, search. */
 const node = (data: Record<string, unknown>, x = 0) => ({ type: 'custom', position: { x, y: 0 }, data });
@@ -29,19 +31,19 @@ for (const mode of availableModes()) {
       const ids: string[] = [];
       for (const [i, data] of datas.entries()) ids.push((await client.addNode(owner, flowId, node(data, i * 100))).id);
       for (let i = 1; i < ids.length; i++) {
-        const res = await client.as(owner, 'POST', `/flows/${flowId}/connections`, { source: ids[i - 1], target: ids[i] });
+        const res = await answer(client.api(owner).POST('/flows/{flowId}/connections', { params: { path: { flowId } }, body: { source: ids[i - 1], target: ids[i] } }));
         expect(res.status, res.text).to.equal(201);
       }
       return { flowId, ids };
     }
-    const get = async (id: string) => (await client.as(owner, 'GET', `/workflows/${id}`)).body.workflow;
+    const get = async (id: string) => (await answer(client.api(owner).GET('/workflows/{workflowId}', { params: { path: { workflowId: id } } }))).body.workflow;
     const until = (id: string, status: string, ms = 20_000) =>
       waitUntil(`workflow ${id} ${status}`, async () => {
         const wf = await get(id);
         return wf?.status === status ? wf : null;
       }, ms);
-    const create = async (body: Record<string, unknown>) => {
-      const res = await client.as(owner, 'POST', '/workflows', body);
+    const create = async (body: RequestBody<'createWorkflow'>) => {
+      const res = await answer(client.api(owner).POST('/workflows', { body }));
       expect(res.status, res.text).to.equal(201);
       return res.body.workflow;
     };
@@ -57,75 +59,76 @@ for (const mode of availableModes()) {
       expect(wf.status).to.equal('RUNNING');
       expect(wf.state).to.deep.equal({ stage: 'waiting', customer: 'ACME' });
       expect(wf.waitingOn).to.deep.include({ kind: 'signal', name: 'approve' });
-      const q = await client.as(owner, 'POST', `/workflows/${wf.id}/query`, { name: 'customer' });
+      const q = await answer(client.api(owner).POST('/workflows/{workflowId}/query', { params: { path: { workflowId: wf.id } }, body: { name: 'customer' } }));
       expect(q.status, q.text).to.equal(200);
       expect(q.body.result).to.equal('ACME');
-      expectError(await client.as(owner, 'POST', `/workflows/${wf.id}/query`, { name: 'nothing' }), 404, 'QUERY_NOT_FOUND');
+      expectError(await answer(client.api(owner).POST('/workflows/{workflowId}/query', { params: { path: { workflowId: wf.id } }, body: { name: 'nothing' } })), 404, 'QUERY_NOT_FOUND');
 
-      const sig = await client.as(owner, 'POST', `/workflows/${wf.id}/signal`, { name: 'approve', payload: { by: 'boss' }, requestId: 'req-1' });
+      const sig = await answer(client.api(owner).POST('/workflows/{workflowId}/signal', { params: { path: { workflowId: wf.id } }, body: { name: 'approve', payload: { by: 'boss' }, requestId: 'req-1' } }));
       expect(sig.status, sig.text).to.equal(202);
       expect(sig.body.recorded).to.equal(true);
-      const again = await client.as(owner, 'POST', `/workflows/${wf.id}/signal`, { name: 'approve', payload: { by: 'boss' }, requestId: 'req-1' });
+      const again = await answer(client.api(owner).POST('/workflows/{workflowId}/signal', { params: { path: { workflowId: wf.id } }, body: { name: 'approve', payload: { by: 'boss' }, requestId: 'req-1' } }));
       expect(again.body.recorded).to.equal(false);
       const done = await until(wf.id, 'COMPLETED');
       expect(done.result).to.equal('approved for ACME');
       expect(done.nodes[1].output).to.deep.equal({ by: 'boss' });
       expect(done.pendingSignals).to.deep.equal([]);
-      const timers = (await client.as(owner, 'GET', `/workflows/${wf.id}/timers`)).body.timers;
+      const timers = (await answer(client.api(owner).GET('/workflows/{workflowId}/timers', { params: { path: { workflowId: wf.id } } }))).body.timers;
       expect(timers.map((t: { kind: string; status: string }) => [t.kind, t.status])).to.deep.equal([['sleep', 'fired']]);
-      const history = (await client.as(owner, 'GET', `/workflows/${wf.id}/history`)).body;
+      const history = (await answer(client.api(owner).GET('/workflows/{workflowId}/history', { params: { path: { workflowId: wf.id } } }))).body;
       expect(history.events.filter((e: { type: string }) => e.type === 'SignalReceived')).to.have.length(1);
       expect(history.events.filter((e: { type: string }) => e.type === 'TimerFired')).to.have.length(1);
       expect(history.events.at(-1).type).to.equal('WorkflowCompleted');
       // A closed workflow still answers queries, refuses signals.
-      expect((await client.as(owner, 'POST', `/workflows/${wf.id}/query`, { name: 'status' })).body.result.status).to.equal('COMPLETED');
-      expectError(await client.as(owner, 'POST', `/workflows/${wf.id}/signal`, { name: 'approve' }), 409, 'WORKFLOW_CLOSED');
+      expect((await answer(client.api(owner).POST('/workflows/{workflowId}/query', { params: { path: { workflowId: wf.id } }, body: { name: 'status' } }))).body.result.status).to.equal('COMPLETED');
+      expectError(await answer(client.api(owner).POST('/workflows/{workflowId}/signal', { params: { path: { workflowId: wf.id } }, body: { name: 'approve' } })), 409, 'WORKFLOW_CLOSED');
     });
 
     it('start: false, then __start; history long-polls until the next event', async () => {
       const { flowId } = await chainFlow([{ nodeType: 'wait_signal', signalName: 'go' }]);
       const wf = await create({ flowId, workflowId: `wf-start-${mode}`, start: false });
       expect(wf.status).to.equal('CREATED');
-      expectError(await client.as(owner, 'POST', '/workflows', { flowId, workflowId: wf.id }), 409, 'WORKFLOW_ALREADY_STARTED');
-      const head = (await client.as(owner, 'GET', `/workflows/${wf.id}/history`)).body.lastEventId;
+      expectError(await answer(client.api(owner).POST('/workflows', { body: { flowId, workflowId: wf.id } })), 409, 'WORKFLOW_ALREADY_STARTED');
+      const head = (await answer(client.api(owner).GET('/workflows/{workflowId}/history', { params: { path: { workflowId: wf.id } } }))).body.lastEventId;
       const poll = client.as(owner, 'GET', `/workflows/${wf.id}/history?afterEventId=${head}&wait=true&waitMs=10000`);
       await new Promise((r) => setTimeout(r, 200));
-      const start = await client.as(owner, 'POST', `/workflows/${wf.id}/signal`, { name: '__start' });
+      const start = await answer(client.api(owner).POST('/workflows/{workflowId}/signal', { params: { path: { workflowId: wf.id } }, body: { name: '__start' } }));
       expect(start.status, start.text).to.equal(202);
       const polled = await poll;
       expect(polled.status, polled.text).to.equal(200);
       expect(polled.body.events[0]).to.deep.include({ eventId: head + 1, type: 'WorkflowStarted' });
       const quiet = await client.as(owner, 'GET', `/workflows/${wf.id}/history?afterEventId=999&wait=true&waitMs=200`);
       expect(quiet.body.events).to.deep.equal([]);
-      await client.as(owner, 'POST', `/workflows/${wf.id}/signal`, { name: 'go', payload: 7 });
+      await answer(client.api(owner).POST('/workflows/{workflowId}/signal', { params: { path: { workflowId: wf.id } }, body: { name: 'go', payload: 7 } }));
       expect((await until(wf.id, 'COMPLETED')).result).to.equal(7);
     });
 
     it('pause holds timers and nodes; resume fires what came due; user timers deliver signals and can be canceled', async () => {
-      const { flowId } = await chainFlow([{ nodeType: 'sleep', durationMs: 200 }, { nodeType: 'wait_signal', signalName: 'tick' }]);
+      // Long enough that the pause surely lands before the sleep is due, even on a loaded machine.
+      const { flowId } = await chainFlow([{ nodeType: 'sleep', durationMs: 1500 }, { nodeType: 'wait_signal', signalName: 'tick' }]);
       const wf = await create({ flowId });
-      const paused = await client.as(owner, 'POST', `/workflows/${wf.id}/pause`, { reason: 'inspect' });
+      const paused = await answer(client.api(owner).POST('/workflows/{workflowId}/pause', { params: { path: { workflowId: wf.id } }, body: { reason: 'inspect' } }));
       expect(paused.status, paused.text).to.equal(200);
       expect(paused.body.workflow.status).to.equal('PAUSED');
-      expectError(await client.as(owner, 'POST', `/workflows/${wf.id}/pause`, {}), 409, 'WORKFLOW_NOT_RUNNING');
-      await new Promise((r) => setTimeout(r, 500));
+      expectError(await answer(client.api(owner).POST('/workflows/{workflowId}/pause', { params: { path: { workflowId: wf.id } }, body: {} })), 409, 'WORKFLOW_NOT_RUNNING');
+      await new Promise((r) => setTimeout(r, 1800));
       expect((await get(wf.id)).timers[0].status, 'no timer fires while paused').to.equal('pending');
-      const resumed = await client.as(owner, 'POST', `/workflows/${wf.id}/resume`, { reason: 'go on' });
+      const resumed = await answer(client.api(owner).POST('/workflows/{workflowId}/resume', { params: { path: { workflowId: wf.id } }, body: { reason: 'go on' } }));
       expect(resumed.status, resumed.text).to.equal(200);
       expect(resumed.body.workflow.timers[0].status).to.equal('fired');
       expect(resumed.body.workflow.waitingOn).to.deep.include({ kind: 'signal', name: 'tick' });
-      expectError(await client.as(owner, 'POST', `/workflows/${wf.id}/resume`, {}), 409, 'WORKFLOW_NOT_PAUSED');
+      expectError(await answer(client.api(owner).POST('/workflows/{workflowId}/resume', { params: { path: { workflowId: wf.id } }, body: {} })), 409, 'WORKFLOW_NOT_PAUSED');
 
-      const later = await client.as(owner, 'POST', `/workflows/${wf.id}/timers`, { name: 'never', delayMs: 3_600_000 });
+      const later = await answer(client.api(owner).POST('/workflows/{workflowId}/timers', { params: { path: { workflowId: wf.id } }, body: { name: 'never', delayMs: 3_600_000 } }));
       expect(later.status, later.text).to.equal(201);
-      const canceled = await client.as(owner, 'DELETE', `/workflows/${wf.id}/timers/${later.body.timer.timerId}`);
+      const canceled = await answer(client.api(owner).DELETE('/workflows/{workflowId}/timers/{timerId}', { params: { path: { workflowId: wf.id, timerId: later.body.timer.timerId } } }));
       expect(canceled.status, canceled.text).to.equal(200);
       expect(canceled.body.timer.status).to.equal('canceled');
-      const soon = await client.as(owner, 'POST', `/workflows/${wf.id}/timers`, { name: 'nudge', delayMs: 150, signal: { name: 'tick', payload: 'from timer' } });
+      const soon = await answer(client.api(owner).POST('/workflows/{workflowId}/timers', { params: { path: { workflowId: wf.id } }, body: { name: 'nudge', delayMs: 150, signal: { name: 'tick', payload: 'from timer' } } }));
       expect(soon.status, soon.text).to.equal(201);
       const done = await until(wf.id, 'COMPLETED');
       expect(done.result).to.equal('from timer');
-      expectError(await client.as(owner, 'DELETE', `/workflows/${wf.id}/timers/${soon.body.timer.timerId}`), 409, 'TIMER_ALREADY_FIRED');
+      expectError(await answer(client.api(owner).DELETE('/workflows/{workflowId}/timers/{timerId}', { params: { path: { workflowId: wf.id, timerId: soon.body.timer.timerId } } })), 409, 'TIMER_ALREADY_FIRED');
     });
 
     it('cancel aborts an in-flight node through the stop path and ends CANCELED; terminate ends at once', async () => {
@@ -133,7 +136,7 @@ for (const mode of availableModes()) {
       const wf = await create({ flowId });
       await waitUntil('the delay node in flight', async () => (await get(wf.id)).nodes[0].status === 'running');
       const began = Date.now();
-      const res = await client.as(owner, 'POST', `/workflows/${wf.id}/cancel`, { reason: 'changed my mind' });
+      const res = await answer(client.api(owner).POST('/workflows/{workflowId}/cancel', { params: { path: { workflowId: wf.id } }, body: { reason: 'changed my mind' } }));
       expect(res.status, res.text).to.equal(202);
       const done = await until(wf.id, 'CANCELED');
       expect(Date.now() - began, 'the delay was aborted, not waited out').to.be.below(10_000);
@@ -142,9 +145,9 @@ for (const mode of availableModes()) {
 
       const { flowId: f2 } = await chainFlow([{ nodeType: 'wait_signal', signalName: 'x' }]);
       const wf2 = await create({ flowId: f2 });
-      const term = await client.as(owner, 'POST', `/workflows/${wf2.id}/cancel`, { terminate: true, reason: 'now' });
+      const term = await answer(client.api(owner).POST('/workflows/{workflowId}/cancel', { params: { path: { workflowId: wf2.id } }, body: { terminate: true, reason: 'now' } }));
       expect(term.body.workflow.status).to.equal('TERMINATED');
-      expectError(await client.as(owner, 'POST', `/workflows/${wf2.id}/cancel`, {}), 409, 'WORKFLOW_CLOSED');
+      expectError(await answer(client.api(owner).POST('/workflows/{workflowId}/cancel', { params: { path: { workflowId: wf2.id } }, body: {} })), 409, 'WORKFLOW_CLOSED');
     });
 
     it('lists and searches from the projection; another tenant gets 404; bad input is 400 with codes', async () => {
@@ -164,10 +167,10 @@ for (const mode of availableModes()) {
       const theirs = await client.as(other, 'GET', '/workflows/search?query=' + encodeURIComponent(`WorkflowId = '${a.id}'`));
       expect(theirs.body.items).to.deep.equal([]);
 
-      expectError(await client.as(other, 'GET', `/workflows/${a.id}`), 404, 'WORKFLOW_NOT_FOUND');
-      expectError(await client.as(other, 'POST', `/workflows/${a.id}/signal`, { name: 'x' }), 404, 'WORKFLOW_NOT_FOUND');
-      expectError(await client.as(other, 'POST', `/workflows/${a.id}/query`, { name: 'state' }), 404, 'WORKFLOW_NOT_FOUND');
-      expectError(await client.as(other, 'POST', '/workflows', { flowId }), 404, 'FLOW_NOT_FOUND');
+      expectError(await answer(client.api(other).GET('/workflows/{workflowId}', { params: { path: { workflowId: a.id } } })), 404, 'WORKFLOW_NOT_FOUND');
+      expectError(await answer(client.api(other).POST('/workflows/{workflowId}/signal', { params: { path: { workflowId: a.id } }, body: { name: 'x' } })), 404, 'WORKFLOW_NOT_FOUND');
+      expectError(await answer(client.api(other).POST('/workflows/{workflowId}/query', { params: { path: { workflowId: a.id } }, body: { name: 'state' } })), 404, 'WORKFLOW_NOT_FOUND');
+      expectError(await answer(client.api(other).POST('/workflows', { body: { flowId } })), 404, 'FLOW_NOT_FOUND');
       expectError(await client.as(owner, 'POST', '/workflows', { flowId, idempotencyPolicy: 'maybe' }), 400, 'VALIDATION_FAILED', 'body.idempotencyPolicy');
       expectError(await client.as(owner, 'POST', '/workflows', { flowId, searchAttributes: { 'a.b': 1 } }), 400, 'VALIDATION_FAILED');
       expectError(await client.as(owner, 'POST', `/workflows/${a.id}/timers`, { name: 't' }), 400, 'VALIDATION_FAILED', 'body.fireAt');
@@ -178,7 +181,7 @@ for (const mode of availableModes()) {
     it('continue-as-new closes the execution and starts a fresh one carrying the state, linked both ways', async () => {
       const { flowId } = await chainFlow([{ nodeType: 'set_state', values: { count: 1 } }, { nodeType: 'wait_signal', signalName: 'x' }]);
       const wf = await create({ flowId });
-      const res = await client.as(owner, 'POST', `/workflows/${wf.id}/continue-as-new`, {});
+      const res = await answer(client.api(owner).POST('/workflows/{workflowId}/continue-as-new', { params: { path: { workflowId: wf.id } }, body: {} }));
       expect(res.status, res.text).to.equal(201);
       expect(res.body.previous).to.deep.include({ status: 'COMPLETED', continuedAs: res.body.workflow.id });
       expect(res.body.workflow).to.deep.include({ continuedFrom: wf.id, status: 'RUNNING' });
@@ -186,7 +189,7 @@ for (const mode of availableModes()) {
     });
 
     it('wait_signal, sleep and set_state are listed in GET /node-types', async () => {
-      const res = await client.as(owner, 'GET', '/node-types');
+      const res = await answer(client.api(owner).GET('/node-types'));
       const types = (res.body.nodeTypes ?? res.body.items ?? res.body).map((t: { nodeType: string }) => t.nodeType);
       expect(types).to.include.members(['wait_signal', 'sleep', 'set_state']);
     });
