@@ -10465,6 +10465,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description BUDGET_EXCEEDED: the organization has spent its monthly LLM budget and the run would call a paid provider */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description FORBIDDEN: the credential lacks the permission */
             403: {
                 headers: {
@@ -10596,6 +10605,15 @@ export interface operations {
             };
             /** @description no or invalid credentials */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description BUDGET_EXCEEDED: the organization has spent its monthly LLM budget and the run would call a paid provider */
+            402: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12224,6 +12242,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description BUDGET_EXCEEDED: the flow's organization has spent its monthly LLM budget and the run would call a paid provider */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description TRIGGER_DISABLED */
             403: {
                 headers: {
@@ -12360,6 +12387,15 @@ export interface operations {
             };
             /** @description INVALID_TRIGGER_KEY: missing or wrong X-Trigger-Key (also for an unknown flow or node) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description BUDGET_EXCEEDED: the flow's organization has spent its monthly LLM budget and the run would call a paid provider */
+            402: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -8,6 +8,7 @@ const triggerQuery = z.strictObject({ async: z.enum(['true', 'false']).optional(
 const triggerBody = z.record(z.string(), z.json()).optional();
 const errors = {
   401: { description: 'INVALID_TRIGGER_KEY: missing or wrong X-Trigger-Key (also for an unknown flow or node)' },
+  402: { description: "BUDGET_EXCEEDED: the flow's organization has spent its monthly LLM budget and the run would call a paid provider" },
   403: { description: 'TRIGGER_DISABLED' },
   404: { description: 'FLOW_NOT_FOUND or NODE_NOT_FOUND (only with a valid key)' },
   405: { description: 'TRIGGER_METHOD_NOT_ALLOWED' },

@@ -135,7 +135,11 @@ export const processNodeReply = z.strictObject({
   timestamp: z.string().describe('ISO 8601'),
   processId: z.string(),
 });
-const runErrors = { ...readErrors, 400: { description: 'VALIDATION_FAILED (names the field)' } };
+const runErrors = {
+  ...readErrors,
+  400: { description: 'VALIDATION_FAILED (names the field)' },
+  402: { description: 'BUDGET_EXCEEDED: the organization has spent its monthly LLM budget and the run would call a paid provider' },
+};
 
 /** Processing, Running processes and a run's events (DESIGN.md section 5). */
 export const processingRoutes = [
