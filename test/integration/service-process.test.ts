@@ -65,7 +65,8 @@ describe('the service process', function () {
       const health = await call(worker.baseUrl, 'GET', '/health');
       expect(health.status).to.equal(200);
       expect(health.body.role).to.equal('worker');
-      const probes = await call(worker.baseUrl, 'GET', '/probes');
+      // Plain fetch: a worker serves no operation of the API document, so its answer is not validated against it.
+      const probes = await fetch(`${worker.baseUrl}/probes`);
       expect(probes.status).to.equal(404);
     } finally {
       worker.child.kill('SIGTERM');

@@ -27,7 +27,8 @@ if (!distributed) console.log('SKIP split roles: needs the distributed adapters 
     for (const [p, role] of [[api, 'api'], [projector, 'projector'], [worker, 'worker']] as const) {
       expect((await call(p.baseUrl, 'GET', '/health')).body.role).to.equal(role);
     }
-    expect((await call(projector.baseUrl, 'GET', '/probes')).status, 'only the api role serves the API').to.equal(404);
+    // Plain fetch: a projector serves no operation of the API document, so its answer is not validated against it.
+    expect((await fetch(`${projector.baseUrl}/probes`)).status, 'only the api role serves the API').to.equal(404);
 
     const created = await call(api.baseUrl, 'POST', '/probes', { name: `roles ${id}` });
     expect(created.status).to.equal(201);
