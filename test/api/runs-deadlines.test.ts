@@ -1,21 +1,11 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import { createApp } from '../../api/app.js';
-import { allRoutes } from '../../api/routes/index.js';
 import { requestRun } from '../../commands/runs.js';
-import { allConsumers } from '../../consumers/index.js';
 import { startRunRecovery, type RunRecovery } from '../../consumers/runs-recovery.js';
-import { KafkaBus } from '../../infra/bus/kafka.js';
-import { loadConfig } from '../../infra/config.js';
-import { buildServices, closeServices } from '../../infra/container.js';
-import { createLogger } from '../../infra/logger.js';
-import type { RunningConsumer } from '../../infra/ports/bus.js';
 import { getProcess } from '../../projections/runs.js';
 import { TestClock } from '../support/clock.js';
 import { registerUser, type RegisteredUser } from '../support/identity.js';
-import { availableModes, isolatedEnv, startTestService, waitUntil, type Mode, type TestService } from '../support/test-service.js';
+import { availableModes, startTestService, waitUntil, type Mode, type TestService } from '../support/test-service.js';
 import { flowClient } from './flows-support.js';
 
 /**
@@ -32,31 +22,9 @@ const RUN_TIMEOUT_MS = 120_000;
  * The whole service like startTestService, but without the run worker's consumer: a RunRequested
  * reaches nobody, as when the bus lost it or every worker was down when it was published.
  */
-async function startWithoutRunWorker(mode: Mode, extra: Record<string, string>, clock: TestClock): Promise<TestService> {
-  const env = isolatedEnv(mode, extra);
-  const config = loadConfig(env);
-  const services = await buildServices(config, 'all', createLogger(config.LOG_LEVEL), { clock });
-  await services.projections.start();
-  if (services.bus instanceof KafkaBus) services.bus.startRelay();
-  const consumers: RunningConsumer[] = [];
-  for (const consumer of allConsumers(services, 'test-worker').filter((c) => c.name !== 'run-worker')) consumers.push(await services.bus.start(consumer));
-  const server: Server = createServer(createApp(services, allRoutes).callback());
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  return {
-    baseUrl: `http://127.0.0.1:${port}/api`,
-    services,
-    async stop() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      for (const consumer of consumers) await consumer.stop();
-      await closeServices(services);
-      rmSync(env.DATA_DIR, { recursive: true, force: true });
-    },
-  };
-}
+/** The whole service but the run-worker consumer: runs stay queued until a sweep or the test acts. */
+const startWithoutRunWorker = (mode: Mode, extra: Record<string, string>, clock: TestClock): Promise<TestService> =>
+  startTestService(mode, extra, { clock, withoutConsumers: ['run-worker'] });
 
 for (const mode of availableModes()) {
   describe(`runs nobody claimed: the workers' sweep (${mode})`, function () {

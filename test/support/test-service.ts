@@ -51,7 +51,7 @@ export function isolatedEnv(mode: Mode, extra: Record<string, string> = {}): Rec
 export async function startTestService(
   mode: Mode,
   extra: Record<string, string> = {},
-  options: { logSink?: { write(line: string): void }; clock?: Clock; consumers?: Consumer[] } = {},
+  options: { logSink?: { write(line: string): void }; clock?: Clock; consumers?: Consumer[]; withoutConsumers?: string[] } = {},
 ): Promise<TestService> {
   const env = isolatedEnv(mode, extra);
   const config = loadConfig(env);
@@ -60,7 +60,9 @@ export async function startTestService(
   if (services.bus instanceof KafkaBus) services.bus.startRelay();
   const consumers: RunningConsumer[] = [];
   // `options.consumers`: test-only consumers, run and retried (dead letters) like the real ones.
-  const handlers = [...allConsumers(services, 'test-worker'), ...(options.consumers ?? [])];
+  // `options.withoutConsumers`: names of real consumers this service does not run (a worker that is not there).
+  const skipped = new Set(options.withoutConsumers ?? []);
+  const handlers = [...allConsumers(services, 'test-worker').filter((c) => !skipped.has(c.name)), ...(options.consumers ?? [])];
   const retrier = deadLetterRetrier({ eventStore: services.eventStore, logger: services.logger, now: services.now }, 'test-worker', handlers);
   for (const consumer of [...handlers, retrier]) consumers.push(await services.bus.start(consumer));
   const server: Server = createServer(createApp(services, allRoutes).callback());
