@@ -1,0 +1,170 @@
+/**
+ * `npm run soak -- --minutes N [--mode embedded|distributed|all] [--seed S] [--concurrency C]`
+ *
+ * Runs the real service as a child process (infra/main.ts, every role) on each configuration and
+ * drives a mixed load at it for N minutes (mix.ts: flow edits, sync and async runs, messages whose
+ * webhooks go to a receiver failing 30 % of attempts, MCP tool calls, document writes and searches,
+ * memory saves, logins). At the end it checks (verify.ts) that every acknowledged write is readable,
+ * every async run completed, every webhook delivery succeeded or was recorded as failed, that every
+ * answer matched the OpenAPI document, and that the service's heap and open handles stayed within a
+ * bound of what they were after the warm-up. Exit code 1 when a check failed. The seed is printed:
+ * `--seed` replays the same choice of operations.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { responseMismatches, responseStats } from '../support/http.js';
+import { mcpTestEnv } from '../support/mcp-servers.js';
+import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import { startWebhookReceiver } from '../support/webhook-receiver.js';
+import { WEIGHTS, pick, prng, runOp, setUpActor, setUpMcp, type Acknowledged, type Actor, type OpKind } from './mix.js';
+import { Sampler } from './sampler.js';
+import { verify, verifyFlows, type CheckResult } from './verify.js';
+
+interface Options {
+  minutes: number;
+  modes: Array<'embedded' | 'distributed'>;
+  seed: number;
+  concurrency: number;
+}
+
+function parseArgs(argv: string[]): Options {
+  const value = (name: string) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const minutes = Number(value('minutes') ?? '3');
+  if (!(minutes > 0)) throw new Error('--minutes must be a positive number');
+  const distributedAvailable = Boolean(process.env.KAFKA_BROKERS && process.env.MONGODB_URL);
+  const mode = value('mode') ?? 'all';
+  const modes: Options['modes'] = mode === 'all' ? (distributedAvailable ? ['embedded', 'distributed'] : ['embedded']) : [mode as 'embedded' | 'distributed'];
+  if (mode === 'all' && !distributedAvailable) console.log('SKIP distributed soak: KAFKA_BROKERS and MONGODB_URL are not set');
+  if (modes.includes('distributed') && !distributedAvailable) throw new Error('--mode distributed needs KAFKA_BROKERS and MONGODB_URL');
+  const seed = Number(value('seed') ?? Math.floor(Math.random() * 2 ** 31));
+  const concurrency = Number(value('concurrency') ?? '6');
+  return { minutes, modes, seed, concurrency };
+}
+
+const METRICS_TOKEN = `soak-${randomBytes(12).toString('hex')}`;
+
+function serviceEnv(mode: 'embedded' | 'distributed', dataDir: string): Record<string, string> {
+  const id = randomBytes(4).toString('hex');
+  const env: Record<string, string> = {
+    ...mcpTestEnv(),
+    DATA_DIR: dataDir,
+    PORT: '0',
+    LOG_LEVEL: 'warn',
+    METRICS_TOKEN,
+    RATE_LIMIT_AUTH_PER_MINUTE: '100000',
+    ALLOW_PRIVATE_NETWORK: 'true',
+    // A flaky receiver must settle within the soak: short back-off, few attempts.
+    WEBHOOK_RETRY_BASE_MS: '200',
+    WEBHOOK_RETRY_MAX_MS: '2000',
+    WEBHOOK_MAX_ATTEMPTS: '4',
+  };
+  if (mode === 'distributed') Object.assign(env, { MONGODB_URL: process.env.MONGODB_URL!, MONGODB_DB: `soak_${id}`, KAFKA_BROKERS: process.env.KAFKA_BROKERS!, KAFKA_TOPIC_PREFIX: `soak-${id}` });
+  return env;
+}
+
+async function soakOne(mode: 'embedded' | 'distributed', o: Options): Promise<boolean> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'flowsvc-soak-'));
+  const secret = `soak-${randomBytes(8).toString('hex')}`;
+  const flakyRand = prng(o.seed ^ 0x5a5a);
+  const receiver = await startWebhookReceiver(secret, () => (flakyRand() < 0.3 ? { status: 500 } : { status: 200, delayMs: Math.floor(flakyRand() * 50) }));
+  let service: ServiceProcess | null = null;
+  const label = `soak ${mode}`;
+  try {
+    service = await startServiceProcess(serviceEnv(mode, dataDir), [], 60_000);
+    const baseUrl = service.baseUrl;
+    const actors: Actor[] = [];
+    for (let i = 0; i < o.concurrency; i++) actors.push(await setUpActor(baseUrl, i, receiver.url, secret));
+    const mcp = { serverId: await setUpMcp(baseUrl, actors[0].user), owner: actors[0].user };
+    const acked: Acknowledged = { flowNames: new Map(), asyncRuns: [], documents: [], memories: [], messagesTo: new Map() };
+    const counts = new Map<OpKind, { ok: number; failed: number; ms: number[] }>(Object.keys(WEIGHTS).map((k) => [k as OpKind, { ok: 0, failed: 0, ms: [] }]));
+    const failures: string[] = [];
+    const sampler = new Sampler(baseUrl, METRICS_TOKEN);
+    await sampler.sample('start');
+
+    const durationMs = o.minutes * 60_000;
+    const started = Date.now();
+    const warmupAt = started + Math.min(60_000, durationMs * 0.25);
+    let warmSampled = false;
+    console.log(`[${label}] seed ${o.seed}, ${o.concurrency} actors, ${o.minutes} min, mix ${JSON.stringify(WEIGHTS)}`);
+    const progress = setInterval(() => {
+      const done = [...counts.values()].reduce((n, c) => n + c.ok + c.failed, 0);
+      console.log(`[${label}] ${Math.round((Date.now() - started) / 1000)} s: ${done} operations, ${failures.length} failed`);
+    }, 30_000);
+    await Promise.all(
+      actors.map(async (actor, i) => {
+        const rand = prng(o.seed + i);
+        while (Date.now() - started < durationMs) {
+          if (!warmSampled && Date.now() >= warmupAt) {
+            warmSampled = true;
+            await sampler.sample('after warm-up');
+          }
+          const kind = pick(rand);
+          const t0 = performance.now();
+          const entry = counts.get(kind)!;
+          try {
+            await runOp(kind, baseUrl, actor, mcp, acked, rand);
+            entry.ok++;
+            entry.ms.push(performance.now() - t0);
+          } catch (err) {
+            entry.failed++;
+            if (failures.length < 20) failures.push(`${kind}: ${(err as Error).message}`);
+          }
+        }
+      }),
+    );
+    clearInterval(progress);
+    const elapsed = (Date.now() - started) / 1000;
+
+    for (const [kind, c] of counts) {
+      const sorted = c.ms.sort((a, b) => a - b);
+      const q = (p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))].toFixed(1) : '-');
+      console.log(`[${label}] ${kind.padEnd(12)} ${String(c.ok).padStart(6)} ok ${String(c.failed).padStart(4)} failed  ${(c.ok / elapsed).toFixed(1).padStart(6)}/s  p50 ${q(0.5)} ms  p99 ${q(0.99)} ms`);
+    }
+
+    const checks: CheckResult[] = [];
+    checks.push({ name: 'no operation failed under load', checked: [...counts.values()].reduce((n, c) => n + c.ok + c.failed, 0), problems: failures });
+    checks.push(...(await verify(baseUrl, acked, 90_000)));
+    const flowOwners = new Map(actors.map((a) => [a.flowId, a.user.auth]));
+    checks.push(await verifyFlows(baseUrl, [...acked.flowNames.entries()].map(([flowId, name]) => ({ flowId, name, auth: flowOwners.get(flowId)! }))));
+    checks.push({ name: 'every answer matched the OpenAPI document', checked: responseStats.validated, problems: responseMismatches.splice(0).slice(0, 20).map((m) => JSON.stringify(m).slice(0, 300)) });
+    await sampler.sample('end');
+    checks.push(sampler.growthCheck('after warm-up', 'end'));
+    const delivered = receiver.accepted().size;
+    console.log(`[${label}] receiver: ${receiver.received.length} attempts, ${delivered} deliveries accepted`);
+    for (const s of sampler.samples) console.log(`[${label}] ${s.label.padEnd(14)} heap used ${(s.heapUsed / 2 ** 20).toFixed(1)} MiB, rss ${(s.rss / 2 ** 20).toFixed(1)} MiB, active handles ${s.handles}`);
+    let ok = true;
+    for (const check of checks) {
+      const passed = check.problems.length === 0;
+      ok &&= passed;
+      console.log(`[${label}] ${passed ? 'PASS' : 'FAIL'} ${check.name} (${check.checked} checked)`);
+      for (const p of check.problems.slice(0, 10)) console.log(`[${label}]      ${p}`);
+    }
+    return ok;
+  } finally {
+    if (service) {
+      service.child.kill('SIGTERM');
+      await Promise.race([service.exited, new Promise((r) => setTimeout(r, 10_000))]);
+      if (service.child.exitCode === null) service.child.kill('SIGKILL');
+    }
+    await receiver.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+const options = parseArgs(process.argv.slice(2));
+let allOk = true;
+for (const mode of options.modes) {
+  try {
+    allOk = (await soakOne(mode, options)) && allOk;
+  } catch (err) {
+    console.log(`[soak ${mode}] FAIL: ${(err as Error).stack ?? err}`);
+    allOk = false;
+  }
+}
+console.log(`soak: ${allOk ? 'PASS' : 'FAIL'} (seed ${options.seed}; replay with --seed ${options.seed})`);
+process.exit(allOk ? 0 : 1);
