@@ -80,7 +80,7 @@ async function soakOne(mode: 'embedded' | 'distributed', o: Options): Promise<bo
     const actors: Actor[] = [];
     for (let i = 0; i < o.concurrency; i++) actors.push(await setUpActor(baseUrl, i, receiver.url, secret));
     const mcp = { serverId: await setUpMcp(baseUrl, actors[0].user), owner: actors[0].user };
-    const acked: Acknowledged = { flowNames: new Map(), asyncRuns: [], documents: [], memories: [], messagesTo: new Map() };
+    const acked: Acknowledged = { flowEdits: new Map(), asyncRuns: [], documents: [], memories: [], messagesTo: new Map() };
     const counts = new Map<OpKind, { ok: number; failed: number; ms: number[] }>(Object.keys(WEIGHTS).map((k) => [k as OpKind, { ok: 0, failed: 0, ms: [] }]));
     const failures: string[] = [];
     const sampler = new Sampler(baseUrl, METRICS_TOKEN);
@@ -129,8 +129,7 @@ async function soakOne(mode: 'embedded' | 'distributed', o: Options): Promise<bo
     const checks: CheckResult[] = [];
     checks.push({ name: 'no operation failed under load', checked: [...counts.values()].reduce((n, c) => n + c.ok + c.failed, 0), problems: failures });
     checks.push(...(await verify(baseUrl, acked, 90_000)));
-    const flowOwners = new Map(actors.map((a) => [a.flowId, a.user.auth]));
-    checks.push(await verifyFlows(baseUrl, [...acked.flowNames.entries()].map(([flowId, name]) => ({ flowId, name, auth: flowOwners.get(flowId)! }))));
+    checks.push(await verifyFlows(baseUrl, actors.map((a) => ({ flowId: a.flowId, acked: acked.flowEdits.get(a.flowId) ?? 0, attempted: a.edits, auth: a.user.auth }))));
     checks.push({ name: 'every answer matched the OpenAPI document', checked: responseStats.validated, problems: responseMismatches.splice(0).slice(0, 20).map((m) => JSON.stringify(m).slice(0, 300)) });
     await sampler.sample('end');
     checks.push(sampler.growthCheck('after warm-up', 'end'));

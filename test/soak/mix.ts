@@ -24,8 +24,8 @@ export const WEIGHTS: Record<OpKind, number> = {
 };
 
 export interface Acknowledged {
-  /** flowId → the name of the last acknowledged edit. */
-  flowNames: Map<string, string>;
+  /** flowId → the number of the last acknowledged edit (the flow's name ends in ` v<n>`). */
+  flowEdits: Map<string, number>;
   /** async runs answered 202: processId → owner's auth. */
   asyncRuns: Array<{ processId: string; auth: Record<string, string> }>;
   /** documents acknowledged 201: collection/id → document. */
@@ -41,6 +41,7 @@ export interface Actor {
   collection: string;
   sender: { id: string; address: string };
   target: { id: string; address: string };
+  /** Edits attempted (acknowledged or not). */
   edits: number;
 }
 
@@ -119,9 +120,9 @@ export async function runOp(kind: OpKind, baseUrl: string, actor: Actor, mcp: { 
   const as = (method: string, path: string, body?: unknown, who: Record<string, string> = auth) => call(baseUrl, method, path, body, who);
   switch (kind) {
     case 'edit_flow': {
-      const name = `soak ${actor.flowId.slice(0, 6)} v${++actor.edits}`;
-      must(await as('PUT', `/flows/${actor.flowId}`, flowBody(name, actor.edits)), 200, 'PUT /flows/{id}');
-      acked.flowNames.set(actor.flowId, name);
+      const edit = ++actor.edits;
+      must(await as('PUT', `/flows/${actor.flowId}`, flowBody(`soak ${actor.flowId.slice(0, 6)} v${edit}`, edit)), 200, 'PUT /flows/{id}');
+      acked.flowEdits.set(actor.flowId, Math.max(edit, acked.flowEdits.get(actor.flowId) ?? 0));
       return;
     }
     case 'sync_run': {
