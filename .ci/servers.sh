@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Real servers for the test suite, bound to 127.0.0.1 only:
-#   Kafka 3.9.x (KRaft, jars from Maven Central), FerretDB v1.24 (SQLite, built with Go), Redis (Debian).
+#   Kafka 3.9.x (KRaft, jars from Maven Central), FerretDB v1.24 (SQLite, built with Go), Redis (Debian),
+#   an S3-compatible server (gofakes3, MIT, built from the Go module proxy; bolt file backend).
 #
 #   bash .ci/servers.sh start    install what is missing (cached), start what is not running, wait until ready
 #   bash .ci/servers.sh stop
 #   bash .ci/servers.sh status   exit 0 only if all three are up
 #
 # Everything lives under $SERVERS_DIR (default <repo>/.servers): jars, binary, data, logs/, run/ (pid files)
-# and env (KAFKA_BROKERS, MONGODB_URL, REDIS_URL; `set -a; . "$SERVERS_DIR/env"; set +a`).
-# Ports: KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (9093), MONGO_PORT (27017), REDIS_PORT (6379).
+# and env (KAFKA_BROKERS, MONGODB_URL, REDIS_URL, S3_*; `set -a; . "$SERVERS_DIR/env"; set +a`).
+# Ports: KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (9093), MONGO_PORT (27017), REDIS_PORT (6379), S3_PORT (9310).
 # Download caches stay where the tools keep them (~/.m2, Go module and build caches), so a fresh
 # clone on the same machine rebuilds quickly.
 set -euo pipefail
@@ -21,7 +22,7 @@ SERVERS_DIR=$(cd "$SERVERS_DIR" && pwd)
 LOGS=$SERVERS_DIR/logs RUN=$SERVERS_DIR/run
 HOST=127.0.0.1
 KAFKA_PORT=${KAFKA_PORT:-9092} KAFKA_CONTROLLER_PORT=${KAFKA_CONTROLLER_PORT:-9093}
-MONGO_PORT=${MONGO_PORT:-27017} REDIS_PORT=${REDIS_PORT:-6379}
+MONGO_PORT=${MONGO_PORT:-27017} REDIS_PORT=${REDIS_PORT:-6379} S3_PORT=${S3_PORT:-9310}
 KAFKA_VERSIONS=${KAFKA_VERSION:-3.9.1 3.9.0}       # first one that resolves wins
 FERRETDB_VERSION=v1.24.0
 GO_FALLBACK=1.22.12                                # toolchain module used only if no Go >= 1.22 is installed
@@ -142,6 +143,32 @@ install_ferretdb() {
   mv "$FERRET_BIN.tmp" "$FERRET_BIN"
 }
 
+# ---------------------------------------------------------------- S3-compatible server (object store contract)
+# gofakes3: small, MIT, one `go install` from the Go module proxy (MinIO is AGPL; versitygw is not on the proxy
+# list here). It speaks the S3 REST API the AWS SDK uses (put/get/delete, multipart uploads, presigned GETs)
+# but does not verify signatures, so presigned-URL expiry is enforced only by real S3 servers.
+GOFAKES3_VERSION=v1.2.0 S3_DIR=$SERVERS_DIR/s3 S3_BIN=$SERVERS_DIR/bin/gofakes3
+install_s3() {
+  [[ -x $S3_BIN && -f $S3_BIN.$GOFAKES3_VERSION ]] && return
+  local go; go=$(find_go)
+  log "s3: building gofakes3 $GOFAKES3_VERSION with $("$go" env GOVERSION)"
+  mkdir -p "$SERVERS_DIR/bin"
+  (cd /tmp && GOBIN="$SERVERS_DIR/bin" GOFLAGS=-modcacherw "$go" install "github.com/johannesboyne/gofakes3/cmd/gofakes3@$GOFAKES3_VERSION") \
+    >"$LOGS/s3-install.log" 2>&1 || { tail -n 20 "$LOGS/s3-install.log" >&2; die "building gofakes3 failed (log: $LOGS/s3-install.log)"; }
+  rm -f "$S3_BIN".v* && touch "$S3_BIN.$GOFAKES3_VERSION"
+}
+# The bucket is created before the port opens.
+s3_ready() { port_open "$S3_PORT"; }
+start_s3() {
+  already_up s3 "$S3_PORT" && return
+  pid_alive s3 || {
+    log "s3: starting"
+    mkdir -p "$S3_DIR"
+    spawn s3 "$S3_BIN" -backend bolt -bolt.db "$S3_DIR/s3.db" -initialbucket flow-test -host "$HOST:$S3_PORT" -quiet
+  }
+  wait_until s3 30 s3_ready
+}
+
 # ---------------------------------------------------------------- servers
 kafka_java() { java -Dlog4j.configuration="file:$KAFKA/$1" -cp "$KAFKA/jars/*" "${@:2}"; }
 kafka_ready() { port_open "$KAFKA_PORT" && timeout 30 java -Dlog4j.configuration="file:$KAFKA/tools-log4j.properties" \
@@ -221,7 +248,7 @@ start_redis() {
 }
 
 # ---------------------------------------------------------------- commands
-SERVERS=(kafka:KAFKA_PORT ferretdb:MONGO_PORT redis:REDIS_PORT)
+SERVERS=(kafka:KAFKA_PORT ferretdb:MONGO_PORT redis:REDIS_PORT s3:S3_PORT)
 
 status() {
   local s name var port rc=0
@@ -258,18 +285,25 @@ start)
   install_packages
   install_kafka
   install_ferretdb
+  install_s3
   start_kafka
   start_ferretdb
   start_redis
+  start_s3
   status
   cat >"$SERVERS_DIR/env" <<EOF
 KAFKA_BROKERS=$HOST:$KAFKA_PORT
 MONGODB_URL=mongodb://$HOST:$MONGO_PORT/
 REDIS_URL=redis://$HOST:$REDIS_PORT
+S3_ENDPOINT=http://$HOST:$S3_PORT
+S3_BUCKET=flow-test
+S3_REGION=us-east-1
+S3_ACCESS_KEY_ID=test
+S3_SECRET_ACCESS_KEY=test
 EOF
   cat "$SERVERS_DIR/env"
   ;;
-stop) for s in redis ferretdb kafka; do stop_one "$s"; done ;;
+stop) for s in s3 redis ferretdb kafka; do stop_one "$s"; done ;;
 status) status ;;
 *) die "usage: bash .ci/servers.sh start|stop|status" ;;
 esac

@@ -31,4 +31,17 @@ export interface ObjectStore {
   delete(key: string): Promise<void>;
   /** A URL anyone holding it can GET until `expiresAt`; after that it answers 403 `URL_EXPIRED`. */
   signedUrl(key: string, options: { expiresInSeconds: number; downloadName?: string }): Promise<{ url: string; expiresAt: string }>;
+  /**
+   * Only where the service itself serves the signed URLs (the local store, through GET /objects/{key}):
+   * checks the URL's signature and expiry and gives the object. Rejects with DomainError `URL_EXPIRED`
+   * or `URL_INVALID` (forbidden), `OBJECT_NOT_FOUND` (not_found).
+   */
+  openSigned?(key: string, query: SignedQuery): Promise<{ body: Uint8Array; contentType: string; downloadName?: string }>;
+}
+
+/** The query parameters of a signed local download URL. */
+export interface SignedQuery {
+  expires: string;
+  sig: string;
+  name?: string;
 }

@@ -1,0 +1,210 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { CV_MAX_BYTES, changeApplicationStatus, deleteApplication, dedupeInput, submitApplication, type CareersPorts } from '../../commands/careers.js';
+import { ALLOWED_TRANSITIONS, applicationStatusSchema, applicationStreamId } from '../../domain/careers/index.js';
+import { DomainError } from '../../domain/shared/decider.js';
+import type { Services } from '../../infra/ports/services.js';
+import { getApplication, listApplications, type OpenedApplication } from '../../projections/careers.js';
+import { orgExists } from '../../projections/orgs.js';
+import { NotFoundError, ValidationError } from '../errors.js';
+import { parseMultipart } from '../multipart.js';
+import { defineRoute } from '../route.js';
+import { parsePart } from '../validation.js';
+import { pageQuery } from './pagination.js';
+
+const HOUR = 3600_000;
+const DAY = 24 * HOUR;
+const idPattern = /^[A-Za-z0-9_-]{1,100}$/;
+
+/** The form's text fields once parsed (the CV is the file part `cv`). `website` is the honeypot: people leave it empty. */
+const applicationForm = z.strictObject({
+  vacancyId: z.string().regex(idPattern, 'letters, digits, "_" and "-", at most 100'),
+  name: z.string().trim().min(1).max(200),
+  email: z.email().max(254),
+  coverLetter: z.string().max(20_000).optional(),
+  orgId: z.string().regex(idPattern).optional(),
+  website: z.string().max(1000).optional(),
+});
+const formFields = {
+  vacancyId: { maxBytes: 100 },
+  name: { maxBytes: 800 },
+  email: { maxBytes: 254 },
+  coverLetter: { maxBytes: 80_000 },
+  orgId: { maxBytes: 100 },
+  website: { maxBytes: 1000 },
+};
+
+const statusChangeSchema = z.object({ from: applicationStatusSchema, to: applicationStatusSchema, note: z.string().nullable(), by: z.string(), at: z.string() });
+const applicationSchema = z.object({
+  id: z.string(),
+  vacancyId: z.string(),
+  status: applicationStatusSchema,
+  name: z.string().nullable(),
+  email: z.string().nullable(),
+  coverLetter: z.string().nullable(),
+  /** The first 500 characters of the CV's text (the whole text is searched with `q`). */
+  cvExcerpt: z.string().nullable(),
+  cv: z.object({
+    filename: z.string().nullable(),
+    size: z.number(),
+    pages: z.number(),
+    textStatus: z.enum(['ok', 'no_text']),
+    sha256: z.string(),
+    downloadUrl: z.string(),
+    downloadExpiresAt: z.string(),
+  }),
+  history: z.array(statusChangeSchema),
+  receivedAt: z.string(),
+  updatedAt: z.string(),
+  version: z.number(),
+});
+const applicationIdParams = z.strictObject({ applicationId: z.string().regex(/^[A-Za-z0-9-]{1,64}$/) });
+const receivedSchema = z.object({ success: z.literal(true), applicationId: z.string(), status: z.literal('received'), duplicate: z.boolean() });
+
+const portsOf = (services: Services): CareersPorts => ({ eventStore: services.eventStore, objects: services.objects, pdf: services.pdf, vault: services.personalData });
+
+async function present(services: Services, a: OpenedApplication) {
+  const url = await services.objects.signedUrl(a.cv.key, { expiresInSeconds: services.config.CAREERS_CV_URL_TTL_SECONDS, downloadName: a.cvFilename ?? 'cv.pdf' });
+  return {
+    id: a.id,
+    vacancyId: a.vacancyId,
+    status: a.status,
+    name: a.name,
+    email: a.email,
+    coverLetter: a.coverLetter,
+    cvExcerpt: a.cvText === null ? null : a.cvText.slice(0, 500),
+    cv: { filename: a.cvFilename, size: a.cv.size, pages: a.cv.pages, textStatus: a.cv.textStatus, sha256: a.cv.sha256, downloadUrl: url.url, downloadExpiresAt: url.expiresAt },
+    history: a.history,
+    receivedAt: a.receivedAt,
+    updatedAt: a.updatedAt,
+    version: a.version,
+  };
+}
+
+const activeOrg = (orgId: string | null | undefined): string => {
+  if (!orgId) throw new DomainError('NO_ACTIVE_ORGANIZATION', 'switch to an organization first', 'forbidden');
+  return orgId;
+};
+
+export const careerRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/careers/applications',
+    operationId: 'submitApplication',
+    summary: 'submit an application to a vacancy (multipart: vacancyId, name, email, coverLetter?, cv as PDF ≤ 10 MiB)',
+    tag: 'Careers',
+    auth: 'none',
+    multipart: z.object({
+      vacancyId: z.string().meta({ description: 'the vacancy applied to' }),
+      orgId: z.string().optional().meta({ description: 'the organization of the vacancy (default: CAREERS_ORG_ID)' }),
+      name: z.string().max(200),
+      email: z.email().max(254),
+      coverLetter: z.string().max(20_000).optional(),
+      cv: z.file().mime('application/pdf').max(CV_MAX_BYTES).meta({ description: 'the CV, a PDF of at most 10 MiB and 50 pages' }),
+      website: z.string().optional().meta({ description: 'honeypot: leave empty (hidden in the form)' }),
+    }),
+    responses: {
+      201: { description: 'received', schema: receivedSchema },
+      200: { description: 'the same email applied to this vacancy less than 24 hours ago: the first application\'s id, nothing stored', schema: receivedSchema },
+      404: { description: 'ORG_NOT_FOUND: no such organization' },
+      413: { description: 'FILE_TOO_LARGE: the CV is larger than 10 MiB (refused while streaming)' },
+      429: { description: 'RATE_LIMITED: too many applications from this address or for this email (Retry-After)' },
+    },
+    async handler({ koa, services, command }) {
+      const config = services.config;
+      await services.rateLimiter.hit(`careers:ip:${koa.ip}`, config.CAREERS_RATE_PER_IP_HOUR, HOUR);
+      const form = await parseMultipart(koa.req, {
+        fields: formFields,
+        files: { cv: { maxBytes: CV_MAX_BYTES, contentTypes: ['application/pdf', 'application/x-pdf', 'application/octet-stream'] } },
+      });
+      if (!form.files.cv) throw new ValidationError([{ field: 'body.cv', message: 'required: the CV as a PDF' }]);
+      const fields = parsePart('body', applicationForm, form.fields);
+      const orgId = fields.orgId ?? config.CAREERS_ORG_ID;
+      if (!orgId) throw new ValidationError([{ field: 'body.orgId', message: 'required (no CAREERS_ORG_ID is configured)' }]);
+      // Per email too (a keyed hash: the address itself is not kept in the limiter).
+      await services.rateLimiter.hit(`careers:email:${services.personalData.blindIndex(dedupeInput('', '', fields.email))}`, config.CAREERS_RATE_PER_EMAIL_DAY, DAY);
+      if (fields.website) {
+        // A bot filled the hidden field: it is told what a person is told; nothing is stored.
+        return { status: 201, body: { success: true, applicationId: randomUUID(), status: 'received', duplicate: false } };
+      }
+      if (!(await orgExists(services.readStore, orgId))) throw new NotFoundError('organization', 'ORG_NOT_FOUND');
+      const applicationId = services.newId();
+      const result = await submitApplication(portsOf(services), { ...command, orgId, workspaceId: null }, {
+        applicationId,
+        orgId,
+        vacancyId: fields.vacancyId,
+        name: fields.name,
+        email: fields.email,
+        coverLetter: fields.coverLetter ?? null,
+        cv: { bytes: form.files.cv.value, filename: form.files.cv.filename || 'cv.pdf' },
+      });
+      return { status: result.duplicate ? 200 : 201, body: { success: true, applicationId: result.applicationId, status: 'received', duplicate: result.duplicate } };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/careers/applications',
+    operationId: 'listApplications',
+    summary: "the active organization's applications, newest first, each with a signed, expiring CV download URL",
+    tag: 'Careers',
+    auth: 'bearer',
+    permission: 'manage_members',
+    query: pageQuery.extend({
+      vacancyId: z.string().regex(idPattern).optional(),
+      status: applicationStatusSchema.optional(),
+      q: z.string().trim().min(1).max(200).optional(),
+    }),
+    responses: {
+      200: { description: 'a page (with `q`, a page may hold fewer than `limit` items while `nextCursor` leads on)', schema: z.object({ success: z.literal(true), items: z.array(applicationSchema), nextCursor: z.string().nullable() }) },
+    },
+    async handler({ query, principal, services }) {
+      const orgId = activeOrg(principal?.orgId);
+      const page = await listApplications(services.readStore, services.personalData, { orgId, vacancyId: query.vacancyId, status: query.status, q: query.q }, query.limit, query.cursor ?? null);
+      return { status: 200, body: { success: true, items: await Promise.all(page.items.map((a) => present(services, a))), nextCursor: page.nextCursor } };
+    },
+  }),
+  defineRoute({
+    method: 'PATCH',
+    path: '/careers/applications/{applicationId}/status',
+    operationId: 'changeApplicationStatus',
+    summary: "move an application along (received → screening → interview → offer → hired; rejected/withdrawn from any open status; rejected → screening); an event with who and why",
+    tag: 'Careers',
+    auth: 'bearer',
+    permission: 'manage_members',
+    params: applicationIdParams,
+    body: z.strictObject({ status: applicationStatusSchema, note: z.string().trim().max(2000).optional() }),
+    responses: {
+      200: { description: 'the application after the change', schema: z.object({ success: z.literal(true), application: applicationSchema }) },
+      404: { description: "APPLICATION_NOT_FOUND (missing, deleted or another organization's)" },
+      409: { description: `INVALID_STATUS_TRANSITION (details: from, to, allowed). Allowed: ${Object.entries(ALLOWED_TRANSITIONS).map(([from, to]) => `${from} → ${to.join('|') || '(none)'}`).join('; ')}` },
+    },
+    async handler({ params, body, principal, services, command, settle }) {
+      const orgId = activeOrg(principal?.orgId);
+      const result = await changeApplicationStatus(services.eventStore, command, params.applicationId, body.status, body.note ?? null);
+      await settle(result.position, applicationStreamId(params.applicationId));
+      const application = await getApplication(services.readStore, services.personalData, orgId, params.applicationId);
+      if (!application) throw new NotFoundError('application', 'APPLICATION_NOT_FOUND');
+      return { status: 200, body: { success: true, application: await present(services, application) } };
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/careers/applications/{applicationId}',
+    operationId: 'deleteApplication',
+    summary: "delete an application: its personal fields are crypto-shredded in the log (its key is dropped), its CV file removed",
+    tag: 'Careers',
+    auth: 'bearer',
+    permission: 'manage_members',
+    params: applicationIdParams,
+    responses: {
+      200: { description: 'deleted (again: still deleted)', schema: z.object({ success: z.literal(true), applicationId: z.string(), deleted: z.literal(true) }) },
+      404: { description: "APPLICATION_NOT_FOUND (missing or another organization's)" },
+    },
+    async handler({ params, principal, services, command, settle }) {
+      activeOrg(principal?.orgId);
+      const result = await deleteApplication(portsOf(services), command, params.applicationId, null);
+      await settle(result.position, applicationStreamId(params.applicationId));
+      return { status: 200, body: { success: true, applicationId: params.applicationId, deleted: true } };
+    },
+  }),
+];

@@ -1,0 +1,137 @@
+import {
+  applicationDecider,
+  applicationDedupeDecider,
+  applicationDedupeStreamId,
+  applicationStreamId,
+  type ApplicationStatus,
+  type CvFile,
+} from '../domain/careers/index.js';
+import { DomainError } from '../domain/shared/decider.js';
+import type { EventStore } from '../infra/ports/event-store.js';
+import type { ObjectStore } from '../infra/ports/object-store.js';
+import type { PdfReader } from '../infra/ports/pdf-text.js';
+import type { PersonalDataVault } from '../infra/ports/personal-data.js';
+import { handleAtContextTime, type CommandContext } from './handle.js';
+
+export interface CareersPorts {
+  eventStore: EventStore;
+  objects: ObjectStore;
+  pdf: PdfReader;
+  vault: PersonalDataVault;
+}
+
+/** The personal fields of an application: sealed together, never in an event or a log line in clear. */
+export interface ApplicantPersonalData {
+  name: string;
+  email: string;
+  coverLetter: string | null;
+  cvText: string;
+  cvFilename: string;
+}
+
+export const DUPLICATE_WINDOW_MS = 24 * 3600 * 1000;
+export const CV_MAX_BYTES = 10 * 1024 * 1024;
+export const CV_MAX_PAGES = 50;
+export const CV_MAX_TEXT_CHARS = 200_000;
+
+export const cvObjectKey = (orgId: string, applicationId: string) => `careers/${orgId}/${applicationId}/cv.pdf`;
+export const dedupeInput = (orgId: string, vacancyId: string, email: string) => `careers\n${orgId}\n${vacancyId}\n${email.trim().toLowerCase()}`;
+
+export interface SubmitApplicationInput {
+  applicationId: string;
+  orgId: string;
+  vacancyId: string;
+  name: string;
+  email: string;
+  coverLetter: string | null;
+  cv: { bytes: Uint8Array; filename: string };
+}
+
+/**
+ * Accepts an application: reads the CV's text, claims (org, vacancy, email) for 24 hours (a second
+ * application within the window answers the first one's id and stores nothing), stores the file,
+ * seals the personal fields under the application's own key and records ApplicationReceived.
+ * A failure after the claim releases it and removes the file.
+ */
+export async function submitApplication(ports: CareersPorts, context: CommandContext, input: SubmitApplicationInput) {
+  const { applicationId, orgId } = input;
+  if (!/^%PDF-/.test(Buffer.from(input.cv.bytes.subarray(0, 1024)).toString('latin1').trimStart())) {
+    throw new DomainError('CV_NOT_PDF', 'the CV must be a PDF document', 'invalid', { field: 'body.cv' });
+  }
+  let text: { pages: string[]; pageCount: number } = { pages: [], pageCount: 0 };
+  let textStatus: CvFile['textStatus'] = 'ok';
+  try {
+    text = await ports.pdf.read(input.cv.bytes, { maxPages: CV_MAX_PAGES, maxChars: CV_MAX_TEXT_CHARS });
+  } catch (err) {
+    if (!(err instanceof DomainError)) throw err;
+    const reason = (err.details as { reason?: string } | undefined)?.reason;
+    if (err.code === 'PDF_UNREADABLE' && reason === 'no_text') textStatus = 'no_text';
+    else throw new DomainError(err.code, err.message, err.kind, { ...(err.details as object), field: 'body.cv' });
+  }
+
+  const dedupeKey = ports.vault.blindIndex(dedupeInput(orgId, input.vacancyId, input.email));
+  const claim = await handleAtContextTime(ports.eventStore, context, applicationDedupeStreamId(dedupeKey), applicationDedupeDecider, {
+    type: 'ClaimApplication',
+    applicationId,
+    windowMs: DUPLICATE_WINDOW_MS,
+  });
+  if (claim.state.applicationId !== applicationId) return { applicationId: claim.state.applicationId!, duplicate: true, position: null };
+
+  const key = cvObjectKey(orgId, applicationId);
+  try {
+    const stored = await ports.objects.put(key, input.cv.bytes, { contentType: 'application/pdf', maxBytes: CV_MAX_BYTES });
+    const personal: ApplicantPersonalData = {
+      name: input.name,
+      email: input.email,
+      coverLetter: input.coverLetter,
+      cvText: text.pages.join('\n\n'),
+      cvFilename: input.cv.filename,
+    };
+    const sealed = await ports.vault.seal(applicationId, JSON.stringify(personal));
+    const cv: CvFile = { key, size: stored.size, sha256: stored.sha256, contentType: 'application/pdf', pages: text.pageCount, textStatus };
+    const result = await handleAtContextTime(ports.eventStore, context, applicationStreamId(applicationId), applicationDecider, {
+      type: 'SubmitApplication',
+      applicationId,
+      orgId,
+      vacancyId: input.vacancyId,
+      personal: sealed,
+      cv,
+      dedupeKey,
+    });
+    return { applicationId, duplicate: false, position: result.position };
+  } catch (err) {
+    await ports.objects.delete(key).catch(() => {});
+    await ports.vault.shred(applicationId).catch(() => {});
+    await handleAtContextTime(ports.eventStore, context, applicationDedupeStreamId(dedupeKey), applicationDedupeDecider, { type: 'ReleaseApplication', applicationId }).catch(() => {});
+    throw err;
+  }
+}
+
+export function changeApplicationStatus(store: EventStore, context: CommandContext, applicationId: string, to: ApplicationStatus, note: string | null) {
+  return handleAtContextTime(store, context, applicationStreamId(applicationId), applicationDecider, {
+    type: 'ChangeApplicationStatus',
+    orgId: context.orgId ?? '',
+    to,
+    note,
+    by: context.actorId ?? 'unknown',
+  });
+}
+
+/**
+ * Deletes an application: records ApplicationDeleted, then drops its key (the sealed personal
+ * fields in the log become unreadable for good), removes the CV file and frees the duplicate check.
+ */
+export async function deleteApplication(ports: Pick<CareersPorts, 'eventStore' | 'objects' | 'vault'>, context: CommandContext, applicationId: string, reason: string | null) {
+  const result = await handleAtContextTime(ports.eventStore, context, applicationStreamId(applicationId), applicationDecider, {
+    type: 'DeleteApplication',
+    orgId: context.orgId ?? '',
+    reason,
+    by: context.actorId ?? 'unknown',
+  });
+  await ports.vault.shred(applicationId);
+  if (result.state.cvKey) await ports.objects.delete(result.state.cvKey);
+  if (result.state.dedupeKey) {
+    await handleAtContextTime(ports.eventStore, context, applicationDedupeStreamId(result.state.dedupeKey), applicationDedupeDecider, { type: 'ReleaseApplication', applicationId });
+  }
+  return result;
+}
