@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { responseMismatches, responseStats } from '../support/http.js';
+import { call, responseMismatches, responseStats } from '../support/http.js';
 import { mcpTestEnv } from '../support/mcp-servers.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
@@ -126,6 +126,12 @@ async function soakOne(mode: 'embedded' | 'distributed', o: Options): Promise<bo
       console.log(`[${label}] ${kind.padEnd(12)} ${String(c.ok).padStart(6)} ok ${String(c.failed).padStart(4)} failed  ${(c.ok / elapsed).toFixed(1).padStart(6)}/s  p50 ${q(0.5)} ms  p99 ${q(0.99)} ms`);
     }
 
+    if (counts.get('mcp_call')!.failed > 0) {
+      const server = await call(baseUrl, 'GET', `/mcp/servers/${mcp.serverId}`, undefined, mcp.owner.auth);
+      const history = await call(baseUrl, 'GET', `/mcp/servers/${mcp.serverId}/history?limit=5`, undefined, mcp.owner.auth);
+      console.log(`[${label}] MCP server after the load: ${server.text.slice(0, 600)}`);
+      console.log(`[${label}] MCP history (latest): ${history.text.slice(0, 600)}`);
+    }
     const checks: CheckResult[] = [];
     checks.push({ name: 'no operation failed under load', checked: [...counts.values()].reduce((n, c) => n + c.ok + c.failed, 0), problems: failures });
     checks.push(...(await verify(baseUrl, acked, 90_000)));

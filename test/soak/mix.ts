@@ -112,6 +112,8 @@ export async function setUpMcp(baseUrl: string, owner: RegisteredUser): Promise<
   const id = created.body.server.id as string;
   const connected = await call(baseUrl, 'POST', `/mcp/servers/${id}/connect`, undefined, owner.auth);
   must(connected, 200, 'POST /mcp/servers/{id}/connect');
+  // As a user would: a lost connection comes back by itself.
+  must(await call(baseUrl, 'POST', `/mcp/servers/${id}/auto-reconnect/enable`, undefined, owner.auth), 200, 'POST …/auto-reconnect/enable');
   return id;
 }
 
