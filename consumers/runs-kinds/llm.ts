@@ -13,7 +13,9 @@ import {
 import { assertWithinBudget } from '../../commands/orgs-budget.js';
 import type { Clock } from '../../infra/ports/clock.js';
 import type { EventStore } from '../../infra/ports/event-store.js';
-import { LLM_PROVIDER_IDS, type LlmCaller, type LlmGateway, type LlmMessage, type LlmProviderId, type LlmResult } from '../../infra/ports/llm.js';
+import { LLM_PROVIDER_IDS, type LlmCaller, type LlmGateway, type LlmMessage, type LlmProviderId, type LlmResult, type LlmTool } from '../../infra/ports/llm.js';
+import { LOAD_SKILL_TOOL, loadSkillResult, loadSkillTool, withSkills, type SkillContent } from '../../domain/skills/index.js';
+import type { SkillsReadModel } from '../../infra/ports/skills.js';
 
 /**
  * The llm kind: `data.prompt` rendered over the node's context is the user message,
@@ -31,6 +33,8 @@ export interface LlmKindPorts {
   llm: LlmGateway;
   eventStore: EventStore;
   clock: Clock;
+  /** The skills active for the node's flow (docs/skills.md); absent: no skill is injected. */
+  skills?: SkillsReadModel;
 }
 
 export function providerOf(data: RunNode['data']): LlmProviderId {
@@ -71,11 +75,12 @@ export function llmMetadata(result: LlmResult): Record<string, unknown> {
   };
 }
 
-export function llmMessages(data: RunNode['data'], context: NodeKindContext): LlmMessage[] {
+export function llmMessages(data: RunNode['data'], context: NodeKindContext, skills: readonly SkillContent[] = []): LlmMessage[] {
   const messages: LlmMessage[] = [];
-  if (typeof data.agentObjective === 'string' && data.agentObjective.trim() !== '') {
-    messages.push({ role: 'system', content: renderTemplate(data.agentObjective, context) });
-  }
+  const objective = typeof data.agentObjective === 'string' && data.agentObjective.trim() !== '' ? renderTemplate(data.agentObjective, context) : null;
+  // Skills: only each active skill's name and short description; the content comes through load_skill.
+  const system = withSkills(objective, skills);
+  if (system !== null) messages.push({ role: 'system', content: system });
   const prompt = typeof data.prompt === 'string' && data.prompt.trim() !== '' ? renderTemplate(data.prompt, context) : renderValueAsText(context.input);
   messages.push({ role: 'user', content: prompt });
   return messages;
@@ -94,7 +99,12 @@ export function userIdOf(context: NodeKindContext): string | null {
   return typeof userId === 'string' && userId !== '' ? userId : null;
 }
 
-async function complete(ports: LlmKindPorts, caller: LlmCaller, provider: LlmProviderId, request: { model: string; messages: LlmMessage[]; temperature?: number; maxTokens?: number; signal: AbortSignal }) {
+async function complete(
+  ports: LlmKindPorts,
+  caller: LlmCaller,
+  provider: LlmProviderId,
+  request: { model: string; messages: LlmMessage[]; temperature?: number; maxTokens?: number; signal: AbortSignal; tools?: LlmTool[]; toolChoice?: { type: 'auto' } | { type: 'none' } },
+) {
   await assertWithinBudget(ports, caller, provider);
   const llm = await ports.llm.providerFor(caller, provider);
   return llm.complete(request);
@@ -107,15 +117,64 @@ export function llmKind(ports: LlmKindPorts): NodeKind {
       const caller = { orgId: orgIdOf(context), userId: userIdOf(context) };
       const provider = providerOf(node.data);
       const model = modelOf(node.data, provider);
-      const result = await complete(ports, caller, provider, {
-        model,
-        messages: llmMessages(node.data, context),
-        temperature: numberOr(node.data.temperature),
-        maxTokens: numberOr(node.data.maxTokens),
-        signal: context.signal,
-      });
-      return { output: result.text, usage: usageOf(result), metadata: llmMetadata(result) };
+      const skills = ports.skills ? await ports.skills.activeForFlow(context.flowId) : [];
+      const request = { model, temperature: numberOr(node.data.temperature), maxTokens: numberOr(node.data.maxTokens), signal: context.signal };
+      const messages = llmMessages(node.data, context, skills);
+      if (skills.length === 0) {
+        const result = await complete(ports, caller, provider, { ...request, messages });
+        return { output: result.text, usage: usageOf(result), metadata: llmMetadata(result) };
+      }
+      const { result, usage, loaded } = await completeWithSkills(ports, caller, provider, request, messages, skills);
+      return { output: result.text, usage, metadata: { ...llmMetadata(result), skills: { injected: skills.map((s) => s.id), loaded } } };
     },
+  };
+}
+
+/** Rounds of load_skill calls an llm node allows before the model must answer (the last round offers no tool). */
+export const MAX_SKILL_ROUNDS = 4;
+
+/**
+ * The node's call with its skills: `load_skill` offered as a tool; each call is answered with the
+ * skill's content (or an error naming the active skills) and the model asked again, at most
+ * MAX_SKILL_ROUNDS times; usage and cost are summed over the calls.
+ */
+async function completeWithSkills(
+  ports: LlmKindPorts,
+  caller: LlmCaller,
+  provider: LlmProviderId,
+  request: { model: string; temperature?: number; maxTokens?: number; signal: AbortSignal },
+  initial: LlmMessage[],
+  skills: readonly SkillContent[],
+): Promise<{ result: LlmResult; usage: NodeUsage; loaded: string[] }> {
+  const messages = [...initial];
+  const loaded: string[] = [];
+  let total: NodeUsage | null = null;
+  for (let round = 0; ; round++) {
+    const last = round >= MAX_SKILL_ROUNDS;
+    const result = await complete(ports, caller, provider, { ...request, messages, tools: [loadSkillTool as unknown as LlmTool], toolChoice: last ? { type: 'none' } : { type: 'auto' } });
+    const usage = usageOf(result);
+    total = total === null ? usage : addUsage(total, usage);
+    const calls = result.toolCalls ?? [];
+    if (calls.length === 0 || last) return { result, usage: total, loaded };
+    const toolResults = calls.map((call) => {
+      if (call.name !== LOAD_SKILL_TOOL) return { toolCallId: call.id, name: call.name, content: `Unknown tool ${call.name}; only ${LOAD_SKILL_TOOL} is offered.`, isError: true };
+      const answer = loadSkillResult(skills, call.input);
+      if (answer.skillId && !loaded.includes(answer.skillId)) loaded.push(answer.skillId);
+      return { toolCallId: call.id, name: call.name, content: answer.content, isError: answer.isError };
+    });
+    messages.push({ role: 'assistant', content: result.text, toolCalls: calls }, { role: 'user', content: '', toolResults });
+  }
+}
+
+function addUsage(a: NodeUsage, b: NodeUsage): NodeUsage {
+  const n = (v: unknown) => (typeof v === 'number' ? v : 0);
+  const cached = n(a.cached_tokens) + n(b.cached_tokens);
+  return {
+    total_tokens: a.total_tokens + b.total_tokens,
+    prompt_tokens: n(a.prompt_tokens) + n(b.prompt_tokens),
+    completion_tokens: n(a.completion_tokens) + n(b.completion_tokens),
+    cost: a.cost + b.cost,
+    ...(cached > 0 && { cached_tokens: cached }),
   };
 }
 
