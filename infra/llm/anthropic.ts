@@ -190,9 +190,9 @@ export function createAnthropicProvider(settings: AdapterSettings): LlmProvider 
     }
     if (!done) throw badResponse(id, 'the stream ended before message_stop');
     const toolCalls = [...calls.values()].map((c) => {
+      // Malformed input stays a call (with the raw text) so that a tool loop can tell the model.
       const input = parseToolArguments(c.args);
-      if (!input) throw badResponse(id, `the input of tool call ${c.id} is not a JSON object`);
-      return { id: c.id, name: c.name, input };
+      return input ? { id: c.id, name: c.name, input } : { id: c.id, name: c.name, input: {}, invalidArguments: c.args };
     });
     return result(request, text, usage, model, stop, undefined, { toolCalls, stopSequence });
   }

@@ -113,11 +113,11 @@ function openAiToolChoice(choice: LlmToolChoice): unknown {
   }
 }
 
-function toolCallsOf(id: string, calls: Array<z.infer<typeof toolCallSchema>> | null | undefined): LlmToolCall[] {
+function toolCallsOf(calls: Array<z.infer<typeof toolCallSchema>> | null | undefined): LlmToolCall[] {
   return (calls ?? []).map((c) => {
+    // Malformed arguments stay a call (with the raw text) so that a tool loop can tell the model.
     const input = parseToolArguments(c.function.arguments);
-    if (!input) throw badResponse(id, `the arguments of tool call ${c.id} are not a JSON object`);
-    return { id: c.id, name: c.function.name, input };
+    return input ? { id: c.id, name: c.function.name, input } : { id: c.id, name: c.function.name, input: {}, invalidArguments: c.function.arguments };
   });
 }
 
@@ -147,7 +147,7 @@ export function createOpenAiCompatibleProvider(id: 'openai' | 'openai_compatible
     const parsed = completionSchema.safeParse(json);
     if (!parsed.success) throw badResponse(id, `not a chat completion (${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message})`);
     const choice = parsed.data.choices[0];
-    const toolCalls = toolCallsOf(id, choice.message.tool_calls);
+    const toolCalls = toolCallsOf(choice.message.tool_calls);
     return result(request, choice.message.content ?? choice.message.refusal ?? '', usageOf(parsed.data.usage), parsed.data.model, choice.finish_reason, json, toolCalls);
   }
 
@@ -191,7 +191,7 @@ export function createOpenAiCompatibleProvider(id: 'openai' | 'openai_compatible
       }
     }
     if (!done && !finish) throw badResponse(id, 'the stream ended before the answer did');
-    const toolCalls = toolCallsOf(id, [...calls.values()].map((c) => ({ id: c.id, function: { name: c.name, arguments: c.args } })));
+    const toolCalls = toolCallsOf([...calls.values()].map((c) => ({ id: c.id, function: { name: c.name, arguments: c.args } })));
     return result(request, text, usage ?? usageOf(null), model, finish, undefined, toolCalls);
   }
 

@@ -54,6 +54,11 @@ export interface LlmToolCall {
   id: string;
   name: string;
   input: Record<string, unknown>;
+  /**
+   * Set when the model's arguments were not a JSON object (malformed JSON, an array…): the raw
+   * text as received, and `input` is `{}`. A tool loop answers such a call with an error result.
+   */
+  invalidArguments?: string;
 }
 
 export interface LlmToolResult {

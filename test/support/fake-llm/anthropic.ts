@@ -4,35 +4,44 @@ import { FakeLlmServer, type CapturedRequest, type WireFormat } from './server.j
 /** Cache counters are separate from input_tokens in Anthropic's usage. */
 export const ANTHROPIC_DEFAULT_USAGE = { input_tokens: 100, output_tokens: 50, cache_creation_input_tokens: 200, cache_read_input_tokens: 700 };
 
-/** The scripted tool call, when the request offers tools and its last message does not already answer one. */
-function toolUseFor(req: CapturedRequest, fake: FakeLlmServer) {
-  const messages: Array<{ content?: unknown }> = Array.isArray(req.body?.messages) ? req.body.messages : [];
-  const last = messages[messages.length - 1]?.content;
-  const answersTool = Array.isArray(last) && last.some((b: { type?: string }) => b?.type === 'tool_result');
-  if (!fake.toolCall || !Array.isArray(req.body?.tools) || req.body.tools.length === 0 || answersTool) return null;
-  return { type: 'tool_use', id: 'toolu_fake_1', name: fake.toolCall.name, input: fake.toolCall.input };
+type Block = { type?: string };
+const isToolResults = (content: unknown) => Array.isArray(content) && content.some((b: Block) => b?.type === 'tool_result');
+
+/** The scripted tool_use blocks, when the request offers tools and the turn (since the last user text) has had fewer than `toolRounds` tool-calling answers. */
+function toolUsesFor(req: CapturedRequest, fake: FakeLlmServer) {
+  const messages: Array<{ role?: string; content?: unknown }> = Array.isArray(req.body?.messages) ? req.body.messages : [];
+  let lastUser = -1;
+  messages.forEach((m, i) => {
+    if (m.role === 'user' && !isToolResults(m.content)) lastUser = i;
+  });
+  const rounds = messages.slice(lastUser + 1).filter((m) => m.role === 'assistant' && Array.isArray(m.content) && m.content.some((b: Block) => b?.type === 'tool_use')).length;
+  const offers = Array.isArray(req.body?.tools) && req.body.tools.length > 0;
+  return fake.scriptedToolCalls(offers, rounds, 'toolu_fake_').map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: c.input, argumentsText: c.argumentsText }));
 }
 
 async function messages(req: CapturedRequest, res: ServerResponse, fake: FakeLlmServer) {
   const model = String(req.body?.model ?? 'unknown');
   const usage = { ...ANTHROPIC_DEFAULT_USAGE, ...fake.usage };
   if (typeof req.body?.max_tokens !== 'number') return fake.json(res, 400, anthropicWire.errorBody(400, 'max_tokens: Field required'));
-  const toolUse = toolUseFor(req, fake);
-  if (toolUse && !req.body?.stream) {
-    const content = [{ type: 'text', text: 'Let me use a tool.' }, toolUse];
+  const toolUses = toolUsesFor(req, fake);
+  if (toolUses.length > 0 && !req.body?.stream) {
+    const content = [{ type: 'text', text: 'Let me use a tool.' }, ...toolUses.map(({ argumentsText: _a, ...block }) => block)];
     return fake.json(res, 200, { id: 'msg_fake', type: 'message', role: 'assistant', model, content, stop_reason: 'tool_use', stop_sequence: null, usage });
   }
-  if (toolUse) {
+  if (toolUses.length > 0) {
     const send = fake.sse(res);
     await send({ type: 'message_start', message: { id: 'msg_fake', type: 'message', role: 'assistant', model, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } }, 'message_start');
     await send({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }, 'content_block_start');
     await send({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Let me use a tool.' } }, 'content_block_delta');
     await send({ type: 'content_block_stop', index: 0 }, 'content_block_stop');
-    await send({ type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: toolUse.id, name: toolUse.name, input: {} } }, 'content_block_start');
-    const args = JSON.stringify(toolUse.input);
-    const cut = Math.ceil(args.length / 2);
-    for (const piece of [args.slice(0, cut), args.slice(cut)]) await send({ type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: piece } }, 'content_block_delta');
-    await send({ type: 'content_block_stop', index: 1 }, 'content_block_stop');
+    for (const [i, toolUse] of toolUses.entries()) {
+      const index = i + 1;
+      await send({ type: 'content_block_start', index, content_block: { type: 'tool_use', id: toolUse.id, name: toolUse.name, input: {} } }, 'content_block_start');
+      const args = toolUse.argumentsText;
+      const cut = Math.ceil(args.length / 2);
+      for (const piece of [args.slice(0, cut), args.slice(cut)]) await send({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } }, 'content_block_delta');
+      await send({ type: 'content_block_stop', index }, 'content_block_stop');
+    }
     await send({ type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: usage.output_tokens } }, 'message_delta');
     await send({ type: 'message_stop' }, 'message_stop');
     return void res.end();

@@ -6,21 +6,27 @@ export const GEMINI_DEFAULT_USAGE = { promptTokenCount: 120, candidatesTokenCoun
 
 const MODEL_PATH = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;
 
-/** The scripted function call, when the request offers tools and its last content does not already answer one. */
-function functionCallFor(req: CapturedRequest, fake: FakeLlmServer) {
-  const contents: Array<{ parts?: Array<{ functionResponse?: unknown }> }> = Array.isArray(req.body?.contents) ? req.body.contents : [];
-  const answersCall = (contents[contents.length - 1]?.parts ?? []).some((p) => p?.functionResponse !== undefined);
-  if (!fake.toolCall || !Array.isArray(req.body?.tools) || req.body.tools.length === 0 || answersCall) return null;
-  // Like Gemini without ids: the call is known by its name.
-  return { functionCall: { name: fake.toolCall.name, args: fake.toolCall.input } };
+type Part = { functionResponse?: unknown; functionCall?: unknown };
+
+/** The scripted function calls, when the request offers tools and the turn (since the last user text) has had fewer than `toolRounds` calling answers. */
+function functionCallsFor(req: CapturedRequest, fake: FakeLlmServer) {
+  const contents: Array<{ role?: string; parts?: Part[] }> = Array.isArray(req.body?.contents) ? req.body.contents : [];
+  let lastUser = -1;
+  contents.forEach((c, i) => {
+    if (c.role !== 'model' && !(c.parts ?? []).some((p) => p?.functionResponse !== undefined)) lastUser = i;
+  });
+  const rounds = contents.slice(lastUser + 1).filter((c) => c.role === 'model' && (c.parts ?? []).some((p) => p?.functionCall !== undefined)).length;
+  const offers = Array.isArray(req.body?.tools) && req.body.tools.length > 0;
+  // Like Gemini without ids: each call is known by its name.
+  return fake.scriptedToolCalls(offers, rounds, '').map((c) => ({ functionCall: { name: c.name, args: c.input } }));
 }
 
 async function generate(req: CapturedRequest, res: ServerResponse, fake: FakeLlmServer, model: string, stream: boolean) {
   const usage = { ...GEMINI_DEFAULT_USAGE, ...fake.usage };
   const candidate = (text: string, finishReason?: string) => ({ content: { role: 'model', parts: [{ text }] }, index: 0, ...(finishReason && { finishReason }) });
-  const call = functionCallFor(req, fake);
-  if (call) {
-    const answer = { candidates: [{ content: { role: 'model', parts: [call] }, index: 0, finishReason: 'STOP' }], usageMetadata: usage, modelVersion: model };
+  const calls = functionCallsFor(req, fake);
+  if (calls.length > 0) {
+    const answer = { candidates: [{ content: { role: 'model', parts: calls }, index: 0, finishReason: 'STOP' }], usageMetadata: usage, modelVersion: model };
     if (!stream) return fake.json(res, 200, answer);
     const send = fake.sse(res);
     await send(answer);

@@ -11,34 +11,38 @@ function usageOf(fake: FakeLlmServer) {
   return { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.total_tokens, prompt_tokens_details: { cached_tokens: u.cached_tokens } };
 }
 
-/** The scripted tool call, when the request offers tools and does not already answer one. */
-function toolCallFor(req: CapturedRequest, fake: FakeLlmServer) {
-  const messages: Array<{ role?: string }> = Array.isArray(req.body?.messages) ? req.body.messages : [];
-  if (!fake.toolCall || !Array.isArray(req.body?.tools) || req.body.tools.length === 0 || messages[messages.length - 1]?.role === 'tool') return null;
-  return { id: 'call_fake_1', type: 'function', function: { name: fake.toolCall.name, arguments: JSON.stringify(fake.toolCall.input) } };
+/** The scripted tool calls, when the request offers tools and the turn (since the last user message) has had fewer than `toolRounds` tool-calling answers. */
+function toolCallsFor(req: CapturedRequest, fake: FakeLlmServer) {
+  const messages: Array<{ role?: string; tool_calls?: unknown[] }> = Array.isArray(req.body?.messages) ? req.body.messages : [];
+  const lastUser = messages.map((m) => m.role).lastIndexOf('user');
+  const rounds = messages.slice(lastUser + 1).filter((m) => m.role === 'assistant' && Array.isArray(m.tool_calls) && m.tool_calls.length > 0).length;
+  const offers = Array.isArray(req.body?.tools) && req.body.tools.length > 0;
+  return fake.scriptedToolCalls(offers, rounds, 'call_fake_').map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.argumentsText } }));
 }
 
 async function chat(req: CapturedRequest, res: ServerResponse, fake: FakeLlmServer) {
   const model = openAiSnapshot(String(req.body?.model ?? 'unknown'));
-  const call = toolCallFor(req, fake);
-  if (call && !req.body?.stream) {
+  const calls = toolCallsFor(req, fake);
+  if (calls.length > 0 && !req.body?.stream) {
     return fake.json(res, 200, {
       id: 'chatcmpl-fake',
       object: 'chat.completion',
       created: 1_700_000_000,
       model,
-      choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [call], refusal: null }, logprobs: null, finish_reason: 'tool_calls' }],
+      choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: calls, refusal: null }, logprobs: null, finish_reason: 'tool_calls' }],
       usage: usageOf(fake),
     });
   }
-  if (call) {
+  if (calls.length > 0) {
     const send = fake.sse(res);
     const base = { id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1_700_000_000, model };
-    await send({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: null, tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }, finish_reason: null }] });
-    // Arguments arrive in pieces, as OpenAI sends them.
-    const args = call.function.arguments;
-    const cut = Math.ceil(args.length / 2);
-    for (const piece of [args.slice(0, cut), args.slice(cut)]) await send({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: piece } }] }, finish_reason: null }] });
+    for (const [index, call] of calls.entries()) {
+      await send({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: null, tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }, finish_reason: null }] });
+      // Arguments arrive in pieces, as OpenAI sends them.
+      const args = call.function.arguments;
+      const cut = Math.ceil(args.length / 2);
+      for (const piece of [args.slice(0, cut), args.slice(cut)]) await send({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index, function: { arguments: piece } }] }, finish_reason: null }] });
+    }
     await send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] });
     if (req.body?.stream_options?.include_usage) await send({ ...base, choices: [], usage: usageOf(fake) });
     await send('[DONE]');

@@ -53,6 +53,14 @@ export class FakeLlmServer {
    * the request's last message already carries tool results: then it answers with `text`.
    */
   toolCall: { name: string; input: Record<string, unknown> } | null = null;
+  /**
+   * Parallel calls (takes precedence over `toolCall`): the answer calls all of these at once.
+   * `rawArguments` is sent as the arguments text as is (malformed JSON, an array…); Gemini, whose
+   * arguments are objects on the wire, sends `input` and ignores it.
+   */
+  toolCalls: Array<{ name: string; input?: Record<string, unknown>; rawArguments?: string }> = [];
+  /** How many answers call tools before the text answer (counted from the request's earlier tool-calling turns). */
+  toolRounds = 1;
   /** Provider-format usage merged over the default one. */
   usage: Record<string, number> = {};
   models: string[] = [];
@@ -101,6 +109,9 @@ export class FakeLlmServer {
     this.text = 'Hello from the fake.';
     this.usage = {};
     this.apiKey = null;
+    this.toolCall = null;
+    this.toolCalls = [];
+    this.toolRounds = 1;
   }
 
   /** Requests to paths containing `fragment`. */
@@ -121,6 +132,21 @@ export class FakeLlmServer {
       const payload = typeof data === 'string' ? data : JSON.stringify(data);
       res.write(`${event ? `event: ${event}\n` : ''}data: ${payload}\n\n`);
     };
+  }
+
+  /**
+   * The calls to make now, given how many tool-calling answers the conversation already holds;
+   * empty when the request offers no tools or the rounds are done. Ids are `<prefix><round>_<n>`.
+   */
+  scriptedToolCalls(offersTools: boolean, earlierRounds: number, prefix: string): Array<{ id: string; name: string; input: Record<string, unknown>; argumentsText: string }> {
+    const script = this.toolCalls.length > 0 ? this.toolCalls : this.toolCall ? [this.toolCall] : [];
+    if (!offersTools || script.length === 0 || earlierRounds >= this.toolRounds) return [];
+    return script.map((c, i) => ({
+      id: `${prefix}${earlierRounds + 1}_${i}`,
+      name: c.name,
+      input: c.input ?? {},
+      argumentsText: 'rawArguments' in c && c.rawArguments !== undefined ? c.rawArguments : JSON.stringify(c.input ?? {}),
+    }));
   }
 
   /** The answer's text in stream pieces: words with their following space. */

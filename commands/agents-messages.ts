@@ -1,0 +1,492 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import {
+  agentSessionDecider, agentSessionStreamId, messageNotFound,
+  type AgentDefinition, type AgentFinishReason, type AgentMessageState, type AgentScope, type AgentSessionEvent, type AgentSessionState, type AgentTurnEvent,
+} from '../domain/agents/index.js';
+import { DomainError } from '../domain/shared/decider.js';
+import type { RecordedEvent } from '../domain/shared/events.js';
+import type { EventStore } from '../infra/ports/event-store.js';
+import { LLM_PROVIDER_IDS, type LlmGateway, type LlmMessage, type LlmProviderId } from '../infra/ports/llm.js';
+import type { Logger } from '../infra/ports/logger.js';
+import { runAgentLoop, type AgentTool, type LoopEvent, type LoopOutcome } from './agents-loop.js';
+import { resolveAgentTools, type AgentToolPorts } from './agents-tools.js';
+import { loopSkills } from './skills-tools.js';
+import type { SkillsReadModel } from '../infra/ports/skills.js';
+import { loadAgentSession, visibleAgent, visibleSession } from './agents.js';
+import { handleAtContextTime, type CommandContext } from './handle.js';
+import { assertWithinBudget, recordLlmSpend } from './orgs-budget.js';
+
+/**
+ * A turn of an agent session: the user's message is recorded (the session is busy until the turn
+ * ends: another message answers 409 SESSION_BUSY), the history is folded from the session's
+ * stream within the context budget, the tool-calling loop runs in this process, and every delta
+ * (coalesced while an append is in flight), model step, tool call and result is appended to the
+ * session stream before it is handed to listeners (SSE) — so what a client saw is in the log and
+ * a client that drops resumes from it with Last-Event-ID (the event's stream revision).
+ *
+ * A turn ends with AgentMessageCompleted. Cancel: RequestCancel records the request and aborts the
+ * turn when this process runs it (another process sees it at its next append). A turn whose
+ * process is gone (crash) is ended as `interrupted` when the session is next read or written:
+ * at once in a single-process service, else once AGENTS_RECOVERY_GRACE_MS passed its deadline;
+ * the partial text streamed before the crash is kept.
+ */
+export interface AgentTurnPorts {
+  eventStore: EventStore;
+  llm: LlmGateway;
+  tools: AgentToolPorts;
+  logger: Logger;
+  now(): Date;
+  newId(): string;
+  settings: { AGENTS_CONTEXT_TOKENS: number; AGENTS_RECOVERY_GRACE_MS: number };
+  /** True when this process is the only one that can run turns (embedded configuration). */
+  singleProcess: boolean;
+  /** The skills read model: an agent's skills (by id) are described in its system prompt, their content loaded with `load_skill`. */
+  skills?: SkillsReadModel;
+}
+
+/** This process, as recorded in each turn it runs. */
+export const AGENT_RUNNER_ID = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+
+export interface TurnSseEvent {
+  event: 'message.started' | 'message.delta' | 'tool.called' | 'tool.result' | 'message.completed' | 'error';
+  id: string | null;
+  data: Record<string, unknown>;
+}
+
+interface RunningTurn {
+  controller: AbortController;
+  done: Promise<LoopOutcome | null>;
+  listeners: Set<(e: TurnSseEvent) => void>;
+  /** Events already handed out (a listener that joins late gets them first). */
+  sent: TurnSseEvent[];
+}
+
+const runningTurns = new Map<string, RunningTurn>();
+
+export const runningTurnCount = () => runningTurns.size;
+
+/** The SSE events of one session event (revision = its id). */
+export function turnSseEvents(event: { type: string; data: unknown }, revision: number, sessionId: string): TurnSseEvent[] {
+  const id = String(revision);
+  const e = event as AgentSessionEvent;
+  switch (e.type) {
+    case 'AgentMessageReceived':
+      return [{ event: 'message.started', id, data: { sessionId, messageId: e.data.messageId, content: e.data.content, context: e.data.context, at: e.data.at } }];
+    case 'AgentTextDelta':
+      return [{ event: 'message.delta', id, data: { messageId: e.data.messageId, iteration: e.data.iteration, text: e.data.text } }];
+    case 'AgentToolCalled':
+      return [{ event: 'tool.called', id, data: { messageId: e.data.messageId, iteration: e.data.iteration, toolCallId: e.data.toolCallId, name: e.data.name, input: e.data.input } }];
+    case 'AgentToolResulted': {
+      const { messageId, iteration, toolCallId, name, content, isError, skipped, durationMs } = e.data;
+      return [{ event: 'tool.result', id, data: { messageId, iteration, toolCallId, name, content, isError, skipped, durationMs } }];
+    }
+    case 'AgentMessageCompleted': {
+      const { messageId, text, finishReason, iterations, toolCalls, usage, cost, error } = e.data;
+      const completed: TurnSseEvent = { event: 'message.completed', id, data: { sessionId, messageId, text, finishReason, iterations, toolCalls, usage, cost, error } };
+      return error ? [{ event: 'error', id: null, data: { messageId, ...error } }, completed] : [completed];
+    }
+    default:
+      return [];
+  }
+}
+
+// ---- history within the context budget ----
+
+const estimateTokens = (text: string) => Math.ceil(text.length / 4);
+
+function userText(m: Pick<AgentMessageState, 'content' | 'attachments'>): string {
+  const attachments = m.attachments.map((a) => `\n\n[attachment ${a.name} (${a.mediaType})]\n${a.content}`).join('');
+  return m.content + attachments;
+}
+
+/** One earlier turn as messages the model sees: the user's text, each step with its calls and results, and the answer. */
+export function turnMessages(m: AgentMessageState): LlmMessage[] {
+  const out: LlmMessage[] = [{ role: 'user', content: userText(m) }];
+  let stepsText = '';
+  for (const step of m.steps) {
+    if (step.text) stepsText = stepsText ? `${stepsText}\n\n${step.text}` : step.text;
+    const results = step.toolCalls.map((c) => m.toolCalls.find((t) => t.toolCallId === c.id && t.iteration === step.iteration)?.result);
+    if (step.toolCalls.length > 0 && results.every((r) => r)) {
+      out.push({ role: 'assistant', content: step.text, toolCalls: step.toolCalls });
+      out.push({ role: 'user', content: '', toolResults: step.toolCalls.map((c, i) => ({ toolCallId: c.id, name: c.name, content: results[i]!.content, ...(results[i]!.isError && { isError: true }) })) });
+    } else {
+      if (step.text) out.push({ role: 'assistant', content: step.text });
+      if (step.toolCalls.length > 0) break;
+    }
+  }
+  const finalText = m.completed?.text ?? m.streamedText;
+  const tail = finalText.startsWith(stepsText) ? finalText.slice(stepsText.length).trim() : '';
+  const reason = m.completed?.finishReason ?? 'interrupted';
+  if (tail) out.push({ role: 'assistant', content: reason === 'stop' ? tail : `${tail}\n[answer ended early: ${reason}]` });
+  if (out[out.length - 1].role !== 'assistant') out.push({ role: 'assistant', content: `[no answer: ${reason}]` });
+  return out;
+}
+
+function tokensOf(messages: LlmMessage[]): number {
+  return messages.reduce((n, m) => n + estimateTokens(m.content) + (m.toolCalls ? estimateTokens(JSON.stringify(m.toolCalls)) : 0) + (m.toolResults ? estimateTokens(JSON.stringify(m.toolResults)) : 0), 0);
+}
+
+/** The earlier turns that fit the budget, newest kept first; whole turns are dropped, oldest first. */
+export function historyWithin(session: AgentSessionState, budgetTokens: number) {
+  const turns = session.messages.filter((m) => m.completed).map((m) => ({ id: m.messageId, messages: turnMessages(m) }));
+  const included: typeof turns = [];
+  let used = 0;
+  for (let i = turns.length - 1; i >= 0; i--) {
+    const cost = tokensOf(turns[i].messages);
+    if (used + cost > budgetTokens) break;
+    included.unshift(turns[i]);
+    used += cost;
+  }
+  const dropped = turns.slice(0, turns.length - included.length).map((t) => t.id);
+  return { messages: included.flatMap((t) => t.messages), includedMessageIds: included.map((t) => t.id), droppedMessageIds: dropped, estimatedTokens: used };
+}
+
+// ---- recovery of a turn whose process is gone ----
+
+function isStale(ports: AgentTurnPorts, m: AgentMessageState): boolean {
+  if (runningTurns.has(m.messageId)) return false;
+  if (ports.singleProcess || m.runner === AGENT_RUNNER_ID) return true;
+  return ports.now().getTime() > Date.parse(m.deadline) + ports.settings.AGENTS_RECOVERY_GRACE_MS;
+}
+
+/** Ends the session's running turn as `interrupted` when no process runs it any more; returns the state after. */
+export async function recoverStaleTurn(ports: AgentTurnPorts, context: CommandContext, sessionId: string, state: AgentSessionState): Promise<AgentSessionState> {
+  const m = state.running ? state.messages.find((x) => x.messageId === state.running) : undefined;
+  if (!m || !isStale(ports, m)) return state;
+  ports.logger.warn({ sessionId, messageId: m.messageId, runner: m.runner }, 'agent turn interrupted (its process is gone): ended as interrupted');
+  const result = await handleAtContextTime(ports.eventStore, { ...context, now: ports.now() }, agentSessionStreamId(sessionId), agentSessionDecider, {
+    type: 'CompleteMessage',
+    messageId: m.messageId,
+    text: m.streamedText,
+    finishReason: 'interrupted',
+    iterations: m.steps.length,
+    toolCalls: m.toolCalls.filter((c) => !c.result?.skipped).length,
+    usage: m.usage,
+    cost: m.cost,
+    error: null,
+  });
+  return result.state;
+}
+
+/** The session, visible to the scope, with a crashed turn ended first. */
+export async function readAgentSession(ports: AgentTurnPorts, context: CommandContext, agentId: string, sessionId: string, scope: AgentScope) {
+  const { state } = await visibleSession(ports.eventStore, agentId, sessionId, scope);
+  return recoverStaleTurn(ports, context, sessionId, state);
+}
+
+// ---- a turn ----
+
+export interface SendMessageInput {
+  agentId: string;
+  sessionId: string;
+  scope: AgentScope;
+  content: string;
+  attachments: Array<{ name: string; mediaType: string; content: string }>;
+}
+
+export interface StartedTurn {
+  messageId: string;
+  /** Revision of AgentMessageReceived: the SSE id of `message.started`. */
+  revision: number;
+  position: number | null;
+  /** Resolves when the turn ended (and AgentMessageCompleted is in the log). */
+  done: Promise<LoopOutcome | null>;
+  /** Receives the turn's SSE events from the first one (already sent ones first), until message.completed. */
+  listen(listener: (e: TurnSseEvent) => void): () => void;
+}
+
+export async function sendAgentMessage(ports: AgentTurnPorts, context: CommandContext, input: SendMessageInput): Promise<StartedTurn> {
+  const { state: agent } = await visibleAgent(ports.eventStore, input.agentId, input.scope);
+  let { state: session } = await visibleSession(ports.eventStore, input.agentId, input.sessionId, input.scope);
+  session = await recoverStaleTurn(ports, context, input.sessionId, session);
+  if (session.running) throw new DomainError('SESSION_BUSY', `the session is answering message ${session.running}; wait for it or cancel it`, 'conflict', { messageId: session.running });
+
+  const provider = await providerOf(ports, agent, input.scope);
+  // An organization over its monthly LLM budget gets 402 BUDGET_EXCEEDED before the turn starts.
+  const caller = { orgId: input.scope.orgId, userId: input.scope.userId };
+  const budgetPorts = { eventStore: ports.eventStore, clock: { now: ports.now } };
+  await assertWithinBudget(budgetPorts, caller, provider.id);
+  const { tools, unavailable } = await resolveAgentTools(ports.tools, agent.tools, { context, scope: input.scope, agentId: input.agentId, sessionId: input.sessionId, memoryScope: agent.memory?.enabled ? agent.memory.scope : null });
+  const skills = agent.skills.length > 0 && ports.skills ? await loopSkills(ports.skills, input.scope, agent.skills) : null;
+  if (skills) tools.push(...skills.tools.filter((t) => !tools.some((x) => x.name === t.name)));
+  const base = systemPrompt(agent, unavailable);
+  const system = (skills ? skills.system(base || null) : base) ?? '';
+  const budget = Math.max(0, ports.settings.AGENTS_CONTEXT_TOKENS - estimateTokens(system));
+  const history = historyWithin(session, budget);
+
+  const messageId = ports.newId();
+  const stream = agentSessionStreamId(input.sessionId);
+  const deadline = new Date(ports.now().getTime() + agent.limits.timeoutMs).toISOString();
+  const received = await handleAtContextTime(ports.eventStore, context, stream, agentSessionDecider, {
+    type: 'ReceiveMessage',
+    messageId,
+    content: input.content,
+    attachments: input.attachments,
+    runner: AGENT_RUNNER_ID,
+    deadline,
+    context: { budgetTokens: budget, estimatedTokens: history.estimatedTokens, includedMessageIds: history.includedMessageIds, droppedMessageIds: history.droppedMessageIds },
+  });
+  const receivedEvent = received.events[0];
+
+  const turn: RunningTurn = { controller: new AbortController(), done: null as never, listeners: new Set(), sent: [] };
+  const publish = (events: TurnSseEvent[]) => {
+    for (const e of events) {
+      turn.sent.push(e);
+      for (const l of turn.listeners) l(e);
+    }
+  };
+  publish(turnSseEvents(receivedEvent, received.revision, input.sessionId));
+  runningTurns.set(messageId, turn);
+
+  const recorder = new TurnRecorder(ports, context, input.sessionId, messageId, publish, turn.controller);
+  const messages: LlmMessage[] = [
+    ...(system ? [{ role: 'system' as const, content: system }] : []),
+    ...history.messages,
+    { role: 'user', content: userText({ content: input.content, attachments: input.attachments }) },
+  ];
+  turn.done = (async () => {
+    let outcome: LoopOutcome | null = null;
+    try {
+      outcome = await runAgentLoop({
+        provider,
+        model: agent.model,
+        messages,
+        tools,
+        limits: { maxIterations: agent.limits.maxIterations, maxToolCalls: agent.limits.maxToolCalls, ...(agent.limits.maxTokens !== null && { maxTokens: agent.limits.maxTokens }), timeoutMs: agent.limits.timeoutMs },
+        ...(agent.temperature !== null && { temperature: agent.temperature }),
+        signal: turn.controller.signal,
+        stream: true,
+        onEvent: async (e) => {
+          // Each paid step is spent against the organization's budget; the next step is refused once it is spent.
+          if (e.type === 'model.completed' && e.cost > 0 && caller.orgId) {
+            await recordLlmSpend(ports.eventStore, { ...context, now: ports.now() }, { orgId: caller.orgId, amountUsd: e.cost, spendId: `agent:${messageId}:${e.iteration}` });
+          }
+          return recorder.take(e);
+        },
+        withinBudget: () =>
+          assertWithinBudget(budgetPorts, caller, provider.id).then(
+            () => true,
+            (err) => {
+              if ((err as { code?: string }).code === 'BUDGET_EXCEEDED') return false;
+              throw err;
+            },
+          ),
+      });
+      await recorder.flush();
+      await complete(outcome.finishReason, outcome.text, outcome, outcome.error ?? null);
+    } catch (err) {
+      ports.logger.error({ err, sessionId: input.sessionId, messageId }, 'agent turn failed');
+      await recorder.flush().catch(() => {});
+      await complete('error', recorder.text, outcome, { code: 'INTERNAL', message: err instanceof Error ? err.message : String(err) }).catch((e) =>
+        ports.logger.error({ err: e, messageId }, 'agent turn could not be completed; it will be recovered as interrupted'),
+      );
+    } finally {
+      runningTurns.delete(messageId);
+      turn.listeners.clear();
+    }
+    return outcome;
+  })();
+
+  async function complete(finishReason: AgentFinishReason, text: string, outcome: LoopOutcome | null, error: { code: string; message: string } | null) {
+    const result = await handleAtContextTime(ports.eventStore, { ...context, now: ports.now() }, stream, agentSessionDecider, {
+      type: 'CompleteMessage',
+      messageId,
+      text,
+      finishReason,
+      iterations: outcome?.iterations ?? 0,
+      toolCalls: outcome?.toolCalls ?? 0,
+      usage: outcome?.usage ?? { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, totalTokens: 0 },
+      cost: outcome?.cost ?? 0,
+      error,
+    });
+    if (result.events.length > 0) publish(turnSseEvents(result.events[0], result.revision, input.sessionId));
+  }
+
+  return {
+    messageId,
+    revision: received.revision,
+    position: received.position,
+    done: turn.done,
+    listen(listener) {
+      for (const e of turn.sent) listener(e);
+      turn.listeners.add(listener);
+      return () => turn.listeners.delete(listener);
+    },
+  };
+}
+
+async function providerOf(ports: AgentTurnPorts, agent: AgentDefinition, scope: AgentScope) {
+  if (!(LLM_PROVIDER_IDS as readonly string[]).includes(agent.provider)) throw new DomainError('UNKNOWN_PROVIDER', `unknown provider ${agent.provider}`, 'invalid', { field: 'provider' });
+  return ports.llm.providerFor({ orgId: scope.orgId, userId: scope.userId }, agent.provider as LlmProviderId);
+}
+
+function systemPrompt(agent: AgentDefinition, unavailable: Array<{ ref: unknown; reason: string }>): string {
+  const parts = [agent.instructions.trim()];
+  if (unavailable.length > 0) parts.push(`Some of your tools are unavailable now: ${unavailable.map((u) => u.reason).join('; ')}.`);
+  return parts.filter(Boolean).join('\n\n');
+}
+
+/**
+ * Appends the loop's events to the session stream in order; text deltas that arrive while an
+ * append is in flight are coalesced into one AgentTextDelta. Each appended event is published
+ * (SSE) with its revision once it is in the log. A cancel request recorded by another process
+ * is seen here (the folded state) and aborts the turn.
+ */
+class TurnRecorder {
+  private queue: AgentTurnEvent[] = [];
+  private pumping: Promise<void> | null = null;
+  text = '';
+
+  constructor(
+    private readonly ports: AgentTurnPorts,
+    private readonly context: CommandContext,
+    private readonly sessionId: string,
+    private readonly messageId: string,
+    private readonly publish: (events: TurnSseEvent[]) => void,
+    private readonly controller: AbortController,
+  ) {}
+
+  take(e: LoopEvent): Promise<void> | void {
+    const at = this.ports.now().toISOString();
+    const messageId = this.messageId;
+    switch (e.type) {
+      case 'text.delta': {
+        this.text += e.text;
+        const last = this.queue[this.queue.length - 1];
+        if (last?.type === 'AgentTextDelta' && last.data.iteration === e.iteration) last.data.text += e.text;
+        else this.queue.push({ type: 'AgentTextDelta', data: { messageId, iteration: e.iteration, text: e.text } });
+        break;
+      }
+      case 'model.completed':
+        this.queue.push({
+          type: 'AgentStepCompleted',
+          data: { messageId, iteration: e.iteration, text: e.text, toolCalls: e.toolCalls.map((c) => ({ id: c.id, name: c.name, input: c.input })), usage: e.usage, cost: e.cost, model: e.model, llmFinishReason: e.llmFinishReason, at },
+        });
+        break;
+      case 'tool.called':
+        this.queue.push({ type: 'AgentToolCalled', data: { messageId, iteration: e.iteration, toolCallId: e.call.id, name: e.call.name, input: e.call.input, at } });
+        break;
+      case 'tool.result': {
+        const r = e.result;
+        this.queue.push({ type: 'AgentToolResulted', data: { messageId, iteration: r.iteration, toolCallId: r.toolCallId, name: r.name, content: r.content, isError: r.isError, skipped: r.skipped ?? null, durationMs: Math.round(r.durationMs * 1000) / 1000, at } });
+        break;
+      }
+      case 'tools.starting':
+        // The step and its calls are in the log before any tool runs.
+        return this.flush();
+      default:
+        return;
+    }
+    // Deltas go out as soon as they are appended; the step and its calls wait for tools.starting.
+    if (e.type === 'text.delta' || e.type === 'tool.result') this.pump();
+  }
+
+  private pump() {
+    if (this.pumping) return;
+    this.pumping = (async () => {
+      while (this.queue.length > 0) {
+        const batch = this.queue;
+        this.queue = [];
+        const result = await handleAtContextTime(this.ports.eventStore, { ...this.context, now: this.ports.now() }, agentSessionStreamId(this.sessionId), agentSessionDecider, {
+          type: 'RecordTurn',
+          messageId: this.messageId,
+          events: batch,
+        });
+        const first = result.revision - result.events.length + 1;
+        this.publish(result.events.flatMap((event, i) => turnSseEvents(event, first + i, this.sessionId)));
+        const m = result.state.messages.find((x) => x.messageId === this.messageId);
+        if (result.events.length === 0 || m?.cancelRequested) this.controller.abort(new Error('cancelled'));
+      }
+    })()
+      .catch((err) => {
+        // The session was deleted or the log refused: the turn stops (it is completed by its runner).
+        this.ports.logger.warn({ err, sessionId: this.sessionId, messageId: this.messageId }, 'agent turn events could not be recorded; stopping the turn');
+        this.queue = [];
+        this.controller.abort(new Error('cancelled'));
+      })
+      .finally(() => {
+        this.pumping = null;
+      });
+  }
+
+  async flush(): Promise<void> {
+    while (this.pumping) await this.pumping;
+    if (this.queue.length > 0) {
+      this.pump();
+      await this.flush();
+    }
+  }
+}
+
+/**
+ * Asks the turn to stop: recorded as AgentMessageCancelRequested, and the turn is aborted at once
+ * when this process runs it (the model call and every tool in flight; no tool starts after).
+ * Waits (at most `waitMs`) for the turn to end; answers the message as it stands.
+ */
+export async function cancelAgentMessage(ports: AgentTurnPorts, context: CommandContext, agentId: string, sessionId: string, messageId: string, scope: AgentScope, waitMs = 2_000) {
+  const state = await readAgentSession(ports, context, agentId, sessionId, scope);
+  const message = state.messages.find((m) => m.messageId === messageId);
+  if (!message) throw messageNotFound();
+  const turn = runningTurns.get(messageId);
+  turn?.controller.abort(new Error('cancelled'));
+  if (!message.completed) {
+    await handleAtContextTime(ports.eventStore, context, agentSessionStreamId(sessionId), agentSessionDecider, { type: 'RequestCancel', messageId, by: scope.userId });
+  }
+  if (turn) await Promise.race([turn.done, new Promise((r) => setTimeout(r, waitMs))]);
+  const after = (await loadAgentSession(ports.eventStore, sessionId)).state;
+  return after.messages.find((m) => m.messageId === messageId)!;
+}
+
+/** Deleting a session stops its running turn first. */
+export async function deleteAgentSession(ports: AgentTurnPorts, context: CommandContext, agentId: string, sessionId: string, scope: AgentScope) {
+  const { state } = await visibleSession(ports.eventStore, agentId, sessionId, scope);
+  if (state.running) {
+    const turn = runningTurns.get(state.running);
+    turn?.controller.abort(new Error('cancelled'));
+    if (turn) await Promise.race([turn.done, new Promise((r) => setTimeout(r, 2_000))]);
+  }
+  return handleAtContextTime(ports.eventStore, context, agentSessionStreamId(sessionId), agentSessionDecider, { type: 'DeleteSession' });
+}
+
+/** A live turn of this process (to attach a resumed stream to it directly). */
+export function runningTurn(messageId: string) {
+  return runningTurns.get(messageId);
+}
+
+/**
+ * A page of the session's SSE events after revision `after` (exclusive), for resuming: stops at
+ * the end of the turn `messageId` (done once its AgentMessageCompleted is read).
+ */
+export async function sessionEventsAfter(store: EventStore, sessionId: string, messageId: string, after: number) {
+  const events = (await store.readStream(agentSessionStreamId(sessionId), { fromRevision: after + 1, maxCount: 200 })) as RecordedEvent[];
+  const out: TurnSseEvent[] = [];
+  let next = after;
+  let done = false;
+  for (const e of events) {
+    next = e.revision;
+    const data = e.data as { messageId?: string };
+    if (data.messageId !== messageId) {
+      if (e.type === 'AgentSessionDeleted') {
+        done = true;
+        break;
+      }
+      continue;
+    }
+    out.push(...turnSseEvents(e, e.revision, sessionId));
+    if (e.type === 'AgentMessageCompleted') {
+      done = true;
+      break;
+    }
+  }
+  return { events: out, next, done };
+}
+
+/** The message a resumed stream continues: the one whose events include revision `revision`. */
+export function messageAtRevision(state: AgentSessionState, revision: number): AgentMessageState | undefined {
+  let found: AgentMessageState | undefined;
+  for (const m of state.messages) if (m.fromRevision <= revision) found = m;
+  return found;
+}
+
+export type { AgentTool };
