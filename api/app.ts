@@ -1,12 +1,16 @@
 import Koa from 'koa';
 import { Router } from '@koa/router';
-import { koaBody } from 'koa-body';
 import type { Services } from '../infra/ports/services.js';
 import type { CommandContext } from '../commands/handle.js';
 import { docsAssets, docsPage } from './docs-page.js';
+import { bodyParser } from './middleware/body.js';
+import { urlEncoding } from './middleware/encoding.js';
 import { errorHandler } from './middleware/error-handler.js';
+import { allowedMethods } from './middleware/methods.js';
+import { StatusError } from './errors.js';
 import { httpMetrics } from './middleware/http-metrics.js';
 import { requestContext } from './middleware/request-context.js';
+import { mountAppsPublic } from './routes/apps-public.js';
 import { buildOpenApi } from './openapi.js';
 import type { RouteDef, RouteInput } from './route.js';
 import { parsePart } from './validation.js';
@@ -22,24 +26,16 @@ export function createApp(services: Services, routes: RouteDef[]): Koa {
   const docs = docsPage(openapi);
   const assets = docsAssets();
 
+  // Previews and deployments of apps, outside /api, in front of Koa: static files answer without the API's middleware (api/routes/apps-public.ts).
+  mountAppsPublic(app, services);
   app.use(httpMetrics(services.metrics));
   app.use(requestContext(services.logger));
   // Routes speaking another wire format render their errors its way (exact paths only).
   const renderers = new Map(routes.filter((r) => r.renderError && !r.path.includes('{')).map((r) => [`/api${r.path}`, r.renderError!]));
   app.use(errorHandler(services.logger, (path) => renderers.get(path)));
-  app.use(
-    koaBody({
-      jsonLimit: services.config.BODY_LIMIT_BYTES,
-      textLimit: services.config.BODY_LIMIT_BYTES,
-      formLimit: services.config.BODY_LIMIT_BYTES,
-      jsonStrict: false,
-      // Signed inbound webhooks (WAHA) are verified over the exact bytes received.
-      includeUnparsed: true,
-      onError: (err) => {
-        throw err;
-      },
-    }),
-  );
+  app.use(urlEncoding());
+  // JSON, form and text bodies; the exact text stays in `request.rawBody` (signed inbound webhooks).
+  app.use(bodyParser({ limit: services.config.BODY_LIMIT_BYTES }));
 
   router.get('/openapi.json', (ctx) => {
     ctx.body = openapi;
@@ -68,6 +64,11 @@ export function createApp(services: Services, routes: RouteDef[]): Koa {
         ctx.state.role = await services.auth.authorize(ctx.state.principal, route.permission as RequiredPermission, pathOrg);
       }
       const query = parsePart('query', route.query, ctx.query);
+      // A route with a body schema takes JSON (or a form, as OAuth clients send): text, multipart or untyped bodies are 415.
+      const hasContent = Number(ctx.get('content-length') || 0) > 0 || (Boolean(ctx.get('transfer-encoding')) && !ctx.get('content-length'));
+      if (route.body && hasContent && ctx.is('application/json', '+json', 'application/x-www-form-urlencoded') === false) {
+        throw new StatusError(415, 'UNSUPPORTED_MEDIA_TYPE', `the body must be application/json, not ${ctx.get('content-type') || 'untyped'}`, { field: 'headers.content-type' });
+      }
       const body = parsePart('body', route.body, route.body ? (ctx.request.body ?? {}) : undefined);
       const command: CommandContext = {
         actorId: ctx.state.principal?.userId ?? null,
@@ -101,6 +102,6 @@ export function createApp(services: Services, routes: RouteDef[]): Koa {
   }
 
   app.use(router.routes());
-  app.use(router.allowedMethods());
+  app.use(allowedMethods());
   return app;
 }

@@ -34,7 +34,8 @@ const INIT = `window.ui = SwaggerUIBundle({
   defaultModelsExpandDepth: 0,
   defaultModelExpandDepth: 3,
   persistAuthorization: true,
-  tryItOutEnabled: false,
+  // The operations' forms are open: Execute calls this service (the document's server is /api).
+  tryItOutEnabled: true,
   presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
   plugins: [SwaggerUIBundle.plugins.DownloadUrl],
   layout: 'StandaloneLayout',

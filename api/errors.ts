@@ -3,6 +3,21 @@ import { DomainError, type ErrorKind } from '../domain/shared/decider.js';
 /** Errors the HTTP layer raises itself; domain rejections arrive as DomainError with their own codes. */
 export class ApiError extends DomainError {}
 
+/**
+ * A refusal of the HTTP layer whose status has no domain kind (415, 431) or must be exact: the error
+ * handler answers `status` with the error body and `code`.
+ */
+export class StatusError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message);
+  }
+}
+
 export interface FieldProblem {
   field: string;
   message: string;

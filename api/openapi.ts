@@ -21,10 +21,16 @@ const errorSchema = {
   },
 };
 const ERROR_REF = { $ref: '#/components/schemas/Error' };
+/** One event of a text/event-stream answer, as SSE parsers (and schemathesis) read it; its names and data are in the status's description. */
+const SSE_EVENT = {
+  type: 'object',
+  description: 'one server-sent event: `event` names it, `data` is its JSON text (see the description)',
+  properties: { event: { type: 'string' }, data: { type: 'string' }, id: { type: 'string' }, retry: { type: 'integer', minimum: 0 } },
+};
 
 /** What each derived or declared error status means when a route does not say more. */
 const STATUS_TEXT: Record<number, string> = {
-  400: 'invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code)',
+  400: 'invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code)',
   401: 'UNAUTHENTICATED: no or invalid credentials',
   402: 'payment required: the budget is spent',
   403: 'FORBIDDEN: the credential lacks the permission',
@@ -36,6 +42,7 @@ const STATUS_TEXT: Record<number, string> = {
   415: 'UNSUPPORTED_MEDIA_TYPE',
   422: 'unprocessable',
   429: 'RATE_LIMITED (Retry-After)',
+  431: 'HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB)',
   500: 'INTERNAL_ERROR',
   502: 'an upstream service failed',
   503: 'unavailable',
@@ -134,8 +141,12 @@ export function statusesOf(route: RouteDef): number[] {
   if (route.auth !== 'none') statuses.add(401);
   if (route.permission) statuses.add(403);
   if (route.params) statuses.add(404);
-  if (route.params || route.query || route.body) statuses.add(400);
-  if (route.body) {
+  // Input, and anywhere a URL or body that is not valid percent-encoding or UTF-8 (INVALID_ENCODING).
+  statuses.add(400);
+  // Anywhere: a request line and headers over Node's limit (16 KiB), e.g. a long query (HEADERS_TOO_LARGE).
+  statuses.add(431);
+  if (route.multipart) statuses.add(400);
+  if (route.body || route.multipart) {
     statuses.add(413);
     statuses.add(415);
   }
@@ -154,7 +165,9 @@ export function buildOpenApi(routes: RouteDef[], info: { title: string; version:
       const description = declared?.description ?? STATUS_TEXT[status] ?? 'error';
       const schema = declared?.schema
         ? components.jsonSchema(declared.schema, 'output', `${name}${status}`)
-        : status >= 400
+        : status === 431
+          ? ERROR_REF // answered by Node's parser hook (client-errors.ts) before any route renders its own format
+          : status >= 400
           ? route.errorSchema
             ? components.jsonSchema(route.errorSchema, 'output', `${name}Error`)
             : route.renderError
@@ -162,9 +175,12 @@ export function buildOpenApi(routes: RouteDef[], info: { title: string; version:
               : ERROR_REF
           : undefined;
       const beyondSeed = route.seedStatuses && !route.seedStatuses.includes(status);
+      // A status whose description names text/event-stream (routes answering SSE) documents that media type too.
+      const eventStream = /text\/event-stream/.test(description) ? { 'text/event-stream': { schema: SSE_EVENT } } : {};
+      const content = { ...(schema ? { 'application/json': { schema } } : {}), ...eventStream };
       responses[status] = {
         description,
-        ...(schema ? { content: { 'application/json': { schema } } } : {}),
+        ...(Object.keys(content).length ? { content } : {}),
         ...(beyondSeed ? { 'x-beyond-seed': true } : {}),
       };
     }
@@ -176,10 +192,12 @@ export function buildOpenApi(routes: RouteDef[], info: { title: string; version:
       ...(route.permission ? { 'x-permission': route.permission } : {}),
       ...(route.seedStatuses ? { 'x-seed-statuses': route.seedStatuses } : {}),
       parameters: parameters(route, components),
-      ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: components.jsonSchema(route.body, 'input', `${name}Body`) } } } } : {}),
+      ...(route.body ? { requestBody: requestBody(route.body, components.jsonSchema(route.body, 'input', `${name}Body`), components.schemas) } : {}),
+      ...(route.multipart ? { requestBody: { required: true, content: { 'multipart/form-data': { schema: components.jsonSchema(route.multipart, 'input', `${name}Form`) } } } } : {}),
       responses,
     };
   }
+  addLinks(paths, components.schemas);
   return {
     openapi: '3.1.0',
     info: { ...info, description: 'Errors: `{"success": false, "error": {"code", "message", "details"}}` (components/schemas/Error).' },
@@ -193,4 +211,201 @@ export function buildOpenApi(routes: RouteDef[], info: { title: string; version:
     },
     paths,
   };
+}
+
+type Schema = Record<string, any>;
+
+/** The request body with an example that the route's own schema accepts (none when no candidate passes). */
+function requestBody(zodSchema: z.ZodType, schema: Schema, schemas: Record<string, unknown>) {
+  const example = exampleFor(zodSchema, schema, schemas);
+  return { required: true, content: { 'application/json': { schema, ...(example === undefined ? {} : { example }) } } };
+}
+
+/**
+ * An example body built from the JSON Schema (declared `examples`/`default` first, then the
+ * smallest value each keyword allows), checked against the zod schema that validates requests:
+ * required properties only, then every property. A route can always give its own with
+ * `.meta({ examples: [...] })` on the body schema.
+ */
+export function exampleFor(zodSchema: z.ZodType, schema: Schema, schemas: Record<string, unknown>): unknown {
+  for (const optional of [false, true]) {
+    const candidate = exampleOf(schema, schemas, optional, 0);
+    if (candidate !== undefined && zodSchema.safeParse(candidate).success) return candidate;
+  }
+  return undefined;
+}
+
+const STRING_FORMATS: Record<string, string> = {
+  email: 'user@example.com',
+  'date-time': '2030-01-01T00:00:00.000Z',
+  date: '2030-01-01',
+  time: '12:00:00',
+  uri: 'https://example.com/',
+  url: 'https://example.com/',
+  uuid: '00000000-0000-4000-8000-000000000000',
+  ipv4: '192.0.2.1',
+  ipv6: '2001:db8::1',
+  hostname: 'example.com',
+  duration: 'PT1M',
+};
+
+function exampleOf(schema: Schema | undefined, schemas: Record<string, unknown>, optional: boolean, depth: number, key = ''): unknown {
+  if (!schema || depth > 8) return undefined;
+  if (typeof schema.$ref === 'string') return exampleOf(schemas[schema.$ref.replace('#/components/schemas/', '')] as Schema, schemas, optional, depth + 1);
+  if (Array.isArray(schema.examples) && schema.examples.length) return schema.examples[0];
+  if (schema.example !== undefined) return schema.example;
+  if (schema.const !== undefined) return schema.const;
+  if (schema.default !== undefined) return schema.default;
+  if (Array.isArray(schema.enum)) return schema.enum[0];
+  for (const key of ['anyOf', 'oneOf'] as const) {
+    if (Array.isArray(schema[key])) {
+      const options = (schema[key] as Schema[]).filter((o) => o.type !== 'null');
+      for (const option of options) {
+        const value = exampleOf(option, schemas, optional, depth + 1, key);
+        if (value !== undefined) return value;
+      }
+    }
+  }
+  if (Array.isArray(schema.allOf)) return Object.assign({}, ...schema.allOf.map((s: Schema) => exampleOf(s, schemas, optional, depth + 1)));
+  const type = Array.isArray(schema.type) ? schema.type.find((t: string) => t !== 'null') : schema.type;
+  switch (type ?? (schema.properties ? 'object' : undefined)) {
+    case 'object': {
+      const out: Record<string, unknown> = {};
+      const required = new Set<string>(schema.required ?? []);
+      for (const [key, property] of Object.entries((schema.properties ?? {}) as Record<string, Schema>)) {
+        if (!optional && !required.has(key)) continue;
+        const value = exampleOf(property, schemas, optional, depth + 1, key);
+        if (value !== undefined) out[key] = value;
+      }
+      return out;
+    }
+    case 'array': {
+      const item = exampleOf(schema.items as Schema, schemas, optional, depth + 1);
+      const count = Math.max(schema.minItems ?? 0, optional && item !== undefined ? 1 : 0);
+      return item === undefined ? [] : Array.from({ length: count }, () => item);
+    }
+    case 'string':
+      return stringExample(schema, key);
+    case 'integer':
+    case 'number': {
+      const min = schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : undefined);
+      const max = schema.maximum ?? (schema.exclusiveMaximum !== undefined ? schema.exclusiveMaximum - 1 : undefined);
+      const value = min ?? Math.min(1, max ?? 1);
+      return type === 'integer' ? Math.ceil(value) : value;
+    }
+    case 'boolean':
+      return true;
+    case 'null':
+      return null;
+    default:
+      return schema.properties || schema.type ? undefined : {};
+  }
+}
+
+function stringExample(schema: Schema, key = ''): string | undefined {
+  const min = schema.minLength ?? 0;
+  const max = schema.maxLength ?? Infinity;
+  const fits = (s: string) => s.length >= min && s.length <= max && (!schema.pattern || safeTest(schema.pattern, s));
+  const candidates = [
+    ...(schema.format && STRING_FORMATS[schema.format] ? [STRING_FORMATS[schema.format]!] : []),
+    ...(/e-?mail/i.test(key) ? ['user@example.com'] : /url|uri|endpoint|href/i.test(key) ? ['https://example.com/'] : []),
+    'example',
+    'example-1',
+    'Example',
+    'a',
+    'A',
+    '1',
+    'example_1',
+    'example.com',
+    'https://example.com/',
+    '0123456789abcdef0123456789abcdef',
+    'user@example.com',
+    'ABCD-EFGH',
+  ];
+  for (const c of candidates) {
+    const padded = c.length < min ? c + 'x'.repeat(min - c.length) : c;
+    if (fits(padded)) return padded;
+  }
+  return undefined;
+}
+
+function safeTest(pattern: string, value: string): boolean {
+  try {
+    return new RegExp(pattern, 'u').test(value);
+  } catch {
+    try {
+      return new RegExp(pattern).test(value);
+    } catch {
+      return false;
+    }
+  }
+}
+
+/**
+ * OpenAPI `links` from every create operation to the operations that take what it created, derived
+ * from the paths alone: `POST /x` (or `POST /x/{a}/y`) answering 2xx creates what `/x/{xId}…` names,
+ * so each operation under `/x/{xId}` (any method, any depth, no parameter beyond the creator's and
+ * `xId`) gets a link whose `xId` is the id in the create answer (a property named `xId`, else the
+ * `id` of the object named like the resource, else the shallowest `id`) and whose other parameters
+ * are the create request's. Fuzzers (schemathesis' stateful phase) follow them to reach real ids.
+ */
+export function addLinks(paths: Record<string, Record<string, any>>, schemas: Record<string, unknown>) {
+  const operations = Object.entries(paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ path, method, op })));
+  const paramsOf = (path: string) => [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+  for (const creator of operations) {
+    if (creator.method !== 'post') continue;
+    const status = ['201', '200'].find((s) => creator.op.responses[s]?.content?.['application/json']?.schema);
+    if (!status) continue;
+    const response = creator.op.responses[status];
+    const schema = response.content['application/json'].schema as Schema;
+    const creatorParams = new Set(paramsOf(creator.path));
+    const links: Record<string, unknown> = {};
+    for (const target of operations) {
+      const rest = target.path.startsWith(`${creator.path}/{`) ? target.path.slice(creator.path.length + 2) : null;
+      if (rest === null) continue;
+      const idParam = rest.slice(0, rest.indexOf('}'));
+      if (!/^\w+$/.test(idParam) || creatorParams.has(idParam)) continue;
+      if (!paramsOf(target.path).every((p) => p === idParam || creatorParams.has(p))) continue;
+      const pointer = idPointer(schema, schemas, idParam);
+      if (!pointer) continue;
+      const parameters: Record<string, string> = { [idParam]: `$response.body#${pointer}` };
+      for (const p of creatorParams) parameters[p] = `$request.path.${p}`;
+      links[target.op.operationId] = {
+        operationId: target.op.operationId,
+        parameters,
+        description: `${target.method.toUpperCase()} ${target.path} with the ${idParam} this answer created`,
+      };
+    }
+    if (Object.keys(links).length) response.links = links;
+  }
+}
+
+/** The JSON pointer of the created resource's id inside a create answer's schema, if there is one. */
+function idPointer(schema: Schema, schemas: Record<string, unknown>, idParam: string): string | null {
+  const stem = idParam.replace(/Id$/, '').toLowerCase();
+  const resolve = (s: Schema | undefined): Schema | undefined => {
+    for (let i = 0; s && typeof s.$ref === 'string' && i < 10; i++) s = schemas[s.$ref.replace('#/components/schemas/', '')] as Schema;
+    return s;
+  };
+  const isString = (s: Schema | undefined) => {
+    const r = resolve(s);
+    return r?.type === 'string' || (Array.isArray(r?.type) && r!.type.includes('string'));
+  };
+  const found: Array<{ pointer: string; score: number }> = [];
+  const walk = (node: Schema | undefined, pointer: string, parentKey: string, depth: number) => {
+    const s = resolve(node);
+    if (!s || depth > 3 || !s.properties) return;
+    const required = new Set<string>(s.required ?? []);
+    for (const [key, property] of Object.entries(s.properties as Record<string, Schema>)) {
+      const here = `${pointer}/${key}`;
+      if (required.has(key) && isString(property)) {
+        if (key === idParam) found.push({ pointer: here, score: (depth === 0 ? 100 : 30) - depth });
+        else if (key === 'id') found.push({ pointer: here, score: (parentKey && (parentKey.toLowerCase().startsWith(stem) || stem.startsWith(parentKey.toLowerCase())) ? 50 : 10) - depth });
+      }
+      walk(property, here, key, depth + 1);
+    }
+  };
+  walk(schema, '', '', 0);
+  found.sort((a, b) => b.score - a.score);
+  return found[0]?.pointer ?? null;
 }

@@ -47,6 +47,11 @@ export interface RouteDef<P extends AnyZod = AnyZod, Q extends AnyZod = AnyZod, 
   params?: P;
   query?: Q;
   body?: B;
+  /**
+   * A multipart/form-data body (api/multipart.ts): not parsed by the pipeline (the handler streams
+   * `koa.req` through `parseMultipart`); this schema only documents the parts (`z.file()` for files).
+   */
+  multipart?: AnyZod;
   responses: Record<number, { description: string; schema?: AnyZod }>;
   /**
    * Error statuses this route can answer beyond those declared in `responses` and those the pipeline

@@ -90,7 +90,7 @@ export interface PreparedCall {
  * then makes the call.
  */
 export async function prepareCliLlmCall(ports: CliLlmPorts, context: CommandContext, principal: Principal, policy: CliLlmPolicy, call: CliLlmCall): Promise<PreparedCall> {
-  ports.rateLimiter.hit(`cli-llm:${principal.credential}:${principal.credentialId ?? principal.userId}`, policy.ratePerMinute, 60_000);
+  await ports.rateLimiter.hit(`cli-llm:${principal.credential}:${principal.credentialId ?? principal.userId}`, policy.ratePerMinute, 60_000);
   const caller = callerOf(principal);
   const settings = caller.orgId ? await cliLlmOrgSettings(ports.eventStore, caller.orgId) : null;
   const routed = routeOrRefuse(ports.llm, call.requestedModel, policy, settings);

@@ -8,6 +8,13 @@ import { webhooksConfigShape } from './config-messaging-webhooks.js';
 import { kvConfigShape } from './config-kv.js';
 import { cliLlmConfigShape } from './config-cli-llm.js';
 import { terminalsConfigShape } from './config-terminals.js';
+import { agentsConfigShape } from './config-agents.js';
+import { extensionConfigShape } from './config-extension.js';
+import { assistantConfigShape } from './config-assistant.js';
+import { rateLimiterConfigShape } from './rate-limiter-config.js';
+import { appsConfigShape } from './config-apps.js';
+import { objectsConfigShape } from './config-objects.js';
+import { careersConfigShape } from './config-careers.js';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 const optionalUrl = (protocols: RegExp) =>
@@ -131,7 +138,14 @@ export const configSchema = z.object({
   ...webhooksConfigShape,
   ...kvConfigShape,
   ...terminalsConfigShape,
+  ...agentsConfigShape,
   ...cliLlmConfigShape,
+  ...extensionConfigShape,
+  ...assistantConfigShape,
+  ...rateLimiterConfigShape,
+  ...appsConfigShape,
+  ...objectsConfigShape,
+  ...careersConfigShape,
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { EmbeddedBus } from './bus/embedded.js';
 import { KafkaBus } from './bus/kafka.js';
@@ -35,6 +35,7 @@ import { OutboxMailer } from './mailer/outbox.js';
 import { SmtpMailer } from './mailer/smtp.js';
 import type { Mailer } from './ports/mailer.js';
 import { RateLimiter } from './rate-limiter.js';
+import { RedisRateLimiter } from './rate-limiter-redis.js';
 import { allProjectors } from '../projections/index.js';
 import { memoryPorts } from './memory/ports.js';
 import { credentialLookup } from '../projections/users-auth.js';
@@ -57,6 +58,14 @@ import { workflowQueries } from '../projections/workflows.js';
 import { createWorkflowTimers } from '../consumers/workflows-timers.js';
 import { createStreamSignals } from './stream-signals.js';
 import { TERMINAL_CATEGORY } from '../domain/terminals/index.js';
+import { createPdfReader } from './pdf/unpdf.js';
+import { createHtmlReader } from './html/readable.js';
+import { createObjectStore } from './object-store/index.js';
+import { DocumentKeyTable, KeyTableVault, SqliteKeyTable } from './personal-data/vault.js';
+import { createGptTokenizer } from './tokenizer/gpt-tokenizer.js';
+import { skillsReadModel } from '../projections/skills.js';
+import { assistantReads } from '../projections/assistant.js';
+import { createAppDelivery } from './apps/builder.js';
 
 /**
  * The composition root: each port gets its distributed adapter when its variable is set and the
@@ -68,7 +77,8 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
     ? new EventStoreDbEventStore(config.EVENTSTORE_URL, { retention: allRetentionPolicies })
     : new SqliteEventStore(join(config.DATA_DIR, 'events.db'), { retention: allRetentionPolicies, now: () => clock.now(), sweepIntervalMs: RETENTION_SWEEP_MS });
   // Before the store: reading flow events written with node secrets in clear seals them (domain/flows/upcasters.ts).
-  const sealedBox = new SealedBox(loadOrCreateKey(config.ENCRYPTION_KEY, config.DATA_DIR, 'encryption.key'));
+  const masterKey = loadOrCreateKey(config.ENCRYPTION_KEY, config.DATA_DIR, 'encryption.key');
+  const sealedBox = new SealedBox(masterKey);
   const eventStore: EventStore = new UpcastingEventStore(rawEventStore, allUpcastersWith({ sealBox: (plaintext) => sealedBox.seal(plaintext) }));
 
   const readStore: ReadStore = config.MONGODB_URL
@@ -120,7 +130,7 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
 
   const services: Services = {
     config, role, logger, eventStore, readStore, checkpoints, bus, projections,
-    tokens, auth: new Authenticator(tokens, credentialLookup(readStore), clock, { unverifiedAccountTtlHours: config.UNVERIFIED_ACCOUNT_TTL_HOURS }), sealedBox, mailer, rateLimiter: new RateLimiter(clock), social: socialProviders(config),
+    tokens, auth: new Authenticator(tokens, credentialLookup(readStore), clock, { unverifiedAccountTtlHours: config.UNVERIFIED_ACCOUNT_TTL_HOURS }), sealedBox, mailer, rateLimiter: config.RATE_LIMIT_REDIS_URL ? await RedisRateLimiter.connect(config.RATE_LIMIT_REDIS_URL, config.RATE_LIMIT_REDIS_PREFIX, logger) : new RateLimiter(clock), social: socialProviders(config),
     now, newId: () => randomUUID(),
     storedEvents: rawEventStore instanceof SqliteEventStore ? sqliteStoredEvents(rawEventStore) : appendOnlyStoredEvents(rawEventStore),
     mcp: createMcpRuntime(createMcpClient(config)),
@@ -146,14 +156,28 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
       eventStore, logger, clock: { now: () => services.now() }, queries: workflowQueries(readStore), localWorkerId: LOCAL_WORKER_ID, heartbeatMs: config.WORKER_HEARTBEAT_MS,
       workerPresence: (workerId) => services.runRecovery.workerPresence(workerId),
     }),
-    streamSignals: createStreamSignals({ eventStore, categories: [TERMINAL_CATEGORY, 'workflow'], maxWaiters: config.REMOTE_MAX_WAITERS, logger }),
+    streamSignals: createStreamSignals({ eventStore, categories: [TERMINAL_CATEGORY, 'workflow', 'assistantconv'], maxWaiters: config.REMOTE_MAX_WAITERS, logger }),
     metrics,
+    pdf: createPdfReader({ timeoutMs: config.PDF_READ_TIMEOUT_MS }),
+    html: createHtmlReader(),
+    objects: createObjectStore(config, () => services.now()),
+    // Careers' personal-data keys: outside the log and outside any projection (a rebuild keeps them).
+    personalData: new KeyTableVault(
+      stateDb ? new SqliteKeyTable(stateDb) : new DocumentKeyTable(readStore.collection('_personal_keys')),
+      sealedBox,
+      createHmac('sha256', masterKey).update('personal-data blind index').digest(),
+    ),
+    tokenizer: createGptTokenizer(),
+    skills: skillsReadModel(readStore),
+    assistantReads: assistantReads(readStore),
+    appDelivery: createAppDelivery({ timeoutMs: config.APPS_BUILD_TIMEOUT_MS, maxOutputBytes: config.APPS_BUILD_MAX_OUTPUT_BYTES, cacheEntries: config.APPS_SITE_CACHE_ENTRIES }),
   };
   // The run engine's ports, once the services it shares exist; `now` read late so a test may move time.
   const runEngine: RunEnginePorts = {
     eventStore, logger, llm: services.llm, outbound: services.outbound, memory: services.memory, projections,
     clock: { now: () => services.now() }, newId: () => services.newId(), settings: config, secrets: sealedBox, metrics,
     mcp: { eventStore, config, mcp: services.mcp, now: () => services.now() },
+    skills: services.skills,
   };
   return services;
 }
@@ -166,6 +190,7 @@ export async function closeServices(services: Services): Promise<void> {
   await services.workflowTimers.close();
   await services.streamSignals.close();
   services.outbound.close?.();
+  await services.rateLimiter.close();
   await services.bus.close();
   await services.projections.stop();
   await services.readStore.close();

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { createApp } from '../api/app.js';
+import { answerClientErrors } from '../api/middleware/client-errors.js';
 import { allRoutes } from '../api/routes/index.js';
 import { healthRoutes } from '../api/routes/health.js';
 import { metricsRoutes } from '../api/routes/metrics.js';
@@ -46,7 +47,7 @@ async function main() {
   // Roles without the API still answer /api/health so an orchestrator can probe them, and /api/metrics… so each process can be scraped.
   const servesApi = role === 'all' || role === 'api';
   const app = createApp(services, servesApi ? allRoutes : [...healthRoutes, ...metricsRoutes]);
-  const server: Server = createServer(app.callback());
+  const server: Server = answerClientErrors(createServer(app.callback()));
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
   const address = server.address();

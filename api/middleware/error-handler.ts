@@ -2,7 +2,8 @@ import type { Middleware } from 'koa';
 import { DomainError } from '../../domain/shared/decider.js';
 import type { Logger } from '../../infra/ports/logger.js';
 import { DuplicateKeyError, InvalidCursorError } from '../../infra/ports/read-store.js';
-import { errorBody, httpStatusOf } from '../errors.js';
+import { LlmProviderError } from '../../infra/ports/llm-errors.js';
+import { errorBody, httpStatusOf, StatusError } from '../errors.js';
 import type { ErrorRenderer } from '../route.js';
 
 interface HttpishError {
@@ -39,6 +40,9 @@ export function errorHandler(logger: Logger, rendererFor: (path: string) => Erro
 }
 
 function describe(err: unknown): [number, ReturnType<typeof errorBody>] {
+  if (err instanceof StatusError) return [err.status, errorBody(err.code, err.message, err.details)];
+  // An LLM provider's failure a route did not translate: the provider's fault (502), or 400 when none is configured, as api/routes/llm.ts answers.
+  if (err instanceof LlmProviderError) return [err.code === 'PROVIDER_NOT_CONFIGURED' ? 400 : 502, errorBody(err.code, err.message, err.toDetails())];
   if (err instanceof DomainError) return [httpStatusOf(err), errorBody(err.code, err.message, err.details)];
   if (err instanceof InvalidCursorError) return [400, errorBody('INVALID_CURSOR', err.message, { field: 'query.cursor' })];
   if (err instanceof DuplicateKeyError) return [409, errorBody('DUPLICATE', err.message)];

@@ -108,8 +108,8 @@ function decisionRoute(decision: 'approve' | 'deny') {
       if (decision === 'approve') refuseScopedCredential(principal!);
       const { guesses } = limits(services);
       // Counted before the lookup, so a rejected guess and a right one cost the same.
-      services.rateLimiter.hit(`cli-device-guess:user:${principal!.userId}`, guesses, MINUTE);
-      services.rateLimiter.hit(`cli-device-guess:ip:${koa.ip}`, guesses, MINUTE);
+      await services.rateLimiter.hit(`cli-device-guess:user:${principal!.userId}`, guesses, MINUTE);
+      await services.rateLimiter.hit(`cli-device-guess:ip:${koa.ip}`, guesses, MINUTE);
       const device = await findDeviceCodeByUserCodeHash(services.readStore, hashUserCode(body.user_code));
       if (!device) throw new DomainError('DEVICE_CODE_NOT_FOUND', 'no device login has this code; check it, or start again from the CLI', 'not_found');
       const result = await decideDeviceAuthorization(services.eventStore, command, device._id, decision, principal!.userId);
@@ -132,7 +132,7 @@ export const cliRoutes = [
     responses: { 200: { description: 'a device code and the user code to show', schema: deviceCodeAnswer }, 429: { description: 'too many logins started from this address (Retry-After)' } },
     async handler({ body, services, command, settle, koa }) {
       const { config } = services;
-      services.rateLimiter.hit(`cli-device-code:ip:${koa.ip}`, limits(services).codes, MINUTE);
+      await services.rateLimiter.hit(`cli-device-code:ip:${koa.ip}`, limits(services).codes, MINUTE);
       const deviceId = services.newId();
       const secret = randomSecret();
       const requested = await requestDeviceAuthorization(services.eventStore, command, {
@@ -178,7 +178,7 @@ export const cliRoutes = [
     },
     async handler({ body, services, command, settle, koa }) {
       const { config } = services;
-      services.rateLimiter.hit(`cli-device-poll:ip:${koa.ip}`, limits(services).polls, MINUTE);
+      await services.rateLimiter.hit(`cli-device-poll:ip:${koa.ip}`, limits(services).polls, MINUTE);
       if (body.grant_type !== undefined && body.grant_type !== DEVICE_GRANT_TYPE) {
         throw new DomainError('unsupported_grant_type', `grant_type must be ${DEVICE_GRANT_TYPE}`, 'invalid', { field: 'body.grant_type' });
       }

@@ -26,11 +26,28 @@ import { kvRoutes } from './kv.js';
 import { messagingRoutes } from './messaging.js';
 import { documentsRoutes } from './documents.js';
 import { memoryRoutes } from './memory.js';
+import { appRoutes } from './apps.js';
+import { appFileRoutes } from './apps-files.js';
+import { appBuilderRoutes } from './apps-builder.js';
+import { appContractRoutes } from './apps-contract.js';
+import { appVersionRoutes } from './apps-versions.js';
 import { webhooksRoutes } from './messaging-webhooks.js';
 import { terminalRoutes } from './terminals.js';
 import { systemRoutes } from './system.js';
 import { metricsRoutes } from './metrics.js';
 import { hybridRoutes } from './hybrid.js';
+import { appPreviewRoutes } from './apps-preview.js';
+import { appDeployRoutes } from './apps-deploy.js';
+import { skillRoutes } from './skills.js';
+import { assistantRoutes } from './assistant.js';
+import { agentRoutes } from './agents.js';
+import { objectRoutes } from './objects.js';
+import { careerRoutes } from './careers.js';
+import { extensionRoutes } from './extension.js';
+import { extensionAiRoutes } from './extension-ai.js';
+import { extensionChatRoutes } from './extension-chats.js';
+import { appInstanceRoutes } from './app-instances.js';
+import { appInstanceFileRoutes } from './app-instances-files.js';
 
 /** The whole route table: registration, validation and the OpenAPI document all come from it. */
 export const allRoutes: RouteDef[] = [
@@ -60,10 +77,27 @@ export const allRoutes: RouteDef[] = [
   ...messagingRoutes,
   ...documentsRoutes,
   ...memoryRoutes,
+  ...appRoutes,
+  ...appFileRoutes,
+  ...appBuilderRoutes,
+  ...appContractRoutes,
+  ...appVersionRoutes,
   ...webhooksRoutes,
   ...terminalRoutes,
   ...probeRoutes,
   ...systemRoutes,
   ...metricsRoutes,
   ...hybridRoutes,
+  ...appPreviewRoutes,
+  ...appDeployRoutes,
+  ...skillRoutes,
+  ...assistantRoutes,
+  ...agentRoutes,
+  ...objectRoutes,
+  ...careerRoutes,
+  ...extensionRoutes,
+  ...extensionAiRoutes,
+  ...extensionChatRoutes,
+  ...appInstanceRoutes,
+  ...appInstanceFileRoutes,
 ];

@@ -45,7 +45,7 @@ async function start(name: ProviderName, input: RouteInput<unknown, unknown, unk
   const { services, command, koa } = input;
   const provider = resolve(services, name);
   // Each start appends a stream: unauthenticated callers must not be able to grow the log at will.
-  services.rateLimiter.hit(`social-start:${koa.ip}`, services.config.RATE_LIMIT_AUTH_PER_MINUTE, 60_000);
+  await services.rateLimiter.hit(`social-start:${koa.ip}`, services.config.RATE_LIMIT_AUTH_PER_MINUTE, 60_000);
   const redirectUri = `${publicBase(input)}/api/auth/${name}/callback`;
   let started;
   try {

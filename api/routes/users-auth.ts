@@ -59,7 +59,7 @@ export const authRoutes = [
       429: { description: 'RATE_LIMITED (per IP), with Retry-After' },
     },
     async handler({ body, services, command, settle, koa }) {
-      rateLimit(services, `register:ip:${koa.request.ip}`);
+      await rateLimit(services, `register:ip:${koa.request.ip}`);
       const userId = services.newId();
       const passwordHash = await hashPassword(body.password);
       const { secret, request } = newVerification(services, command.now);
@@ -93,7 +93,7 @@ export const authRoutes = [
       429: { description: 'RATE_LIMITED (per IP and per email), with Retry-After' },
     },
     async handler({ body, services, command, koa }) {
-      rateLimit(services, `login:ip:${koa.request.ip}`, `login:email:${body.email}`);
+      await rateLimit(services, `login:ip:${koa.request.ip}`, `login:email:${body.email}`);
       const user = await findUserByEmail(services.readStore, body.email);
       // Same reads and the same scrypt work whether or not the account exists (or has a password).
       const stored = await findPasswordHash(services.readStore, user?._id ?? NO_USER_ID);
@@ -119,7 +119,7 @@ export const authRoutes = [
       429: { description: 'RATE_LIMITED (per IP and per email), with Retry-After' },
     },
     async handler({ body, services, command, koa }) {
-      rateLimit(services, `forgot:ip:${koa.request.ip}`, `forgot:email:${body.email}`);
+      await rateLimit(services, `forgot:ip:${koa.request.ip}`, `forgot:email:${body.email}`);
       const user = await findUserByEmail(services.readStore, body.email);
       if (user) {
         void sendResetLink(services, command, user).catch((err: Error) =>
@@ -143,10 +143,10 @@ export const authRoutes = [
       429: { description: 'RATE_LIMITED (per IP and per account), with Retry-After' },
     },
     async handler({ body, services, command, settle, koa }) {
-      rateLimit(services, `reset:ip:${koa.request.ip}`);
+      await rateLimit(services, `reset:ip:${koa.request.ip}`);
       const parsed = parseUserToken(body.token);
       if (!parsed) throw invalidResetToken();
-      rateLimit(services, `reset:user:${parsed.userId}`);
+      await rateLimit(services, `reset:user:${parsed.userId}`);
       const passwordHash = await hashPassword(body.password);
       const result = await resetPassword(services.eventStore, { ...command, actorId: parsed.userId }, parsed.userId, sha256(parsed.secret), passwordHash);
       await settle(result.position, userStreamId(parsed.userId));

@@ -10,8 +10,8 @@ import { defineRoute } from '../route.js';
 const RATE_WINDOW_MS = 60_000;
 
 /** Each key gets RATE_LIMIT_AUTH_PER_MINUTE attempts per minute; the first exhausted one answers 429. */
-export function rateLimitAuth(services: Services, ...keys: string[]) {
-  for (const key of keys) services.rateLimiter.hit(`auth:${key}`, services.config.RATE_LIMIT_AUTH_PER_MINUTE, RATE_WINDOW_MS);
+export async function rateLimitAuth(services: Services, ...keys: string[]): Promise<void> {
+  for (const key of keys) await services.rateLimiter.hit(`auth:${key}`, services.config.RATE_LIMIT_AUTH_PER_MINUTE, RATE_WINDOW_MS);
 }
 
 /** Mailed tokens (password reset, email verification) are `<userId>.<secret>`; only sha256(secret) is recorded. */
@@ -71,10 +71,10 @@ export const emailVerificationRoutes = [
       429: { description: 'RATE_LIMITED (per IP and per account), with Retry-After' },
     },
     async handler({ body, services, command, settle, koa }) {
-      rateLimitAuth(services, `verify:ip:${koa.request.ip}`);
+      await rateLimitAuth(services, `verify:ip:${koa.request.ip}`);
       const parsed = parseUserToken(body.token);
       if (!parsed) throw invalidVerificationToken();
-      rateLimitAuth(services, `verify:user:${parsed.userId}`);
+      await rateLimitAuth(services, `verify:user:${parsed.userId}`);
       const result = await verifyEmail(services.eventStore, { ...command, actorId: parsed.userId }, parsed.userId, sha256(parsed.secret));
       await settle(result.position, userStreamId(parsed.userId));
       return { status: 200, body: { success: true, message: 'the email address is verified', email: result.state.email! } };
@@ -93,7 +93,7 @@ export const emailVerificationRoutes = [
       429: { description: 'RATE_LIMITED (per IP and per email), with Retry-After' },
     },
     async handler({ body, services, command, koa }) {
-      rateLimitAuth(services, `resend:ip:${koa.request.ip}`, `resend:email:${body.email}`);
+      await rateLimitAuth(services, `resend:ip:${koa.request.ip}`, `resend:email:${body.email}`);
       const user = await findUserByEmail(services.readStore, body.email);
       // After the answer, so that it takes the same time whether or not there is anything to send.
       if (user && user.emailVerified === false) {

@@ -98,7 +98,8 @@ export const flowNameSchema = z
   .trim()
   .min(1)
   .max(MAX_FLOW_NAME_LENGTH)
-  .regex(/^[^\p{Cc}]*$/u, 'must not contain control characters');
+  // \p{Cc} spelled as its two ranges (C0 and DEL+C1): tools in other languages generate values from the pattern.
+  .regex(/^[^\u0000-\u001F\u007F-\u009F]*$/, 'must not contain control characters');
 export const flowDescriptionSchema = z.string().max(MAX_FLOW_DESCRIPTION_LENGTH);
 export const promptSchema = z.string().max(MAX_PROMPT_LENGTH);
 

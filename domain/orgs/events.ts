@@ -4,7 +4,7 @@ import { ROLES } from '../shared/permissions.js';
 
 /** Limits shared by the decider and the HTTP schemas, so both refuse the same input. */
 // No control characters: names end up in mail subjects and UIs.
-export const orgNameSchema = z.string().trim().min(1).max(100).regex(/^[^\p{Cc}]*$/u, 'must not contain control characters');
+export const orgNameSchema = z.string().trim().min(1).max(100).regex(/^[^\u0000-\u001F\u007F-\u009F]*$/, 'must not contain control characters'); // \p{Cc} as explicit ranges (OpenAPI tools in other languages)
 export const descriptionSchema = z.string().trim().max(1000);
 export const roleSchema = z.enum(ROLES);
 export const LLM_PROVIDERS = ['openai', 'anthropic', 'google', 'openai_compatible'] as const;

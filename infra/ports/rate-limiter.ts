@@ -1,6 +1,13 @@
-/** Counts attempts per key (adapter: `infra/rate-limiter.ts`, fixed windows in this process's memory). */
+/**
+ * Counts attempts per key. Adapters: `infra/rate-limiter.ts` (fixed windows in this process's
+ * memory: the embedded default) and `infra/rate-limiter-redis.ts` (rate-limiter-flexible on Redis:
+ * one count for every API process sharing the Redis, set with RATE_LIMIT_REDIS_URL).
+ */
 export interface RateLimiter {
-  /** Counts one attempt for `key`; past `limit` in `windowMs` throws RATE_LIMITED with the seconds to wait. */
-  hit(key: string, limit: number, windowMs: number): void;
-  reset(key: string): void;
+  readonly adapter: 'memory' | 'redis';
+  /** Counts one attempt for `key`; past `limit` in `windowMs` rejects with RATE_LIMITED (details.retryAfterSeconds). */
+  hit(key: string, limit: number, windowMs: number): Promise<void>;
+  /** Forgets the attempts counted for `key` (every window). */
+  reset(key: string): Promise<void>;
+  close(): Promise<void>;
 }

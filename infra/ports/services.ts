@@ -22,6 +22,14 @@ import type { RunExecutor, RunRecoveryQueries } from './runs.js';
 import type { StreamSignals } from './stream-signals.js';
 import type { WorkflowQueries, WorkflowTimers } from './workflows.js';
 import type { MetricsRegistry } from './metrics.js';
+import type { PdfReader } from './pdf-text.js';
+import type { HtmlReader } from './html-text.js';
+import type { ObjectStore } from './object-store.js';
+import type { PersonalDataVault } from './personal-data.js';
+import type { Tokenizer } from './tokenizer.js';
+import type { SkillsReadModel } from './skills.js';
+import type { AssistantReads } from './assistant.js';
+import type { AppDelivery } from './app-delivery.js';
 
 /** What the composition root hands to routes and consumers. */
 export interface Services {
@@ -69,10 +77,26 @@ export interface Services {
   workflowQueries: WorkflowQueries;
   /** This process's metrics: HTTP, node and provider timings (GET /metrics/performance, GET /metrics). */
   metrics: MetricsRegistry;
+  /** PDF text, page by page (infra/pdf, unpdf): bounded in pages, characters and time. */
+  pdf: PdfReader;
+  /** Readable text of an HTML page (infra/html: Readability over linkedom; scripts never run). */
+  html: HtmlReader;
+  /** Uploaded files (CVs, PDFs, app files): DATA_DIR/objects or S3 (infra/object-store, OBJECT_STORE). */
+  objects: ObjectStore;
+  /** Per-subject keys for crypto-shredded personal data (careers), kept outside the log. */
+  personalData: PersonalDataVault;
+  /** App previews and deployments: builds (esbuild in a worker) and this process's built sites (infra/apps). */
+  appDelivery: AppDelivery;
   /** The log as stored, beneath the upcasters: for the reseal of node secrets written in clear. */
   storedEvents: StoredEvents;
   /** Wakes long polls and SSE streams of this process when their stream gets an event (remote terminals). */
   streamSignals: StreamSignals;
+  /** Token counting (gpt-tokenizer) for the skills' context summary. */
+  tokenizer: Tokenizer;
+  /** The skills read model for LLM nodes, agents and the assistant (skill injection, load_skill). */
+  skills: SkillsReadModel;
+  /** What the assistant's tools read (flows, runs) in the user's scope. */
+  assistantReads: AssistantReads;
   now(): Date;
   newId(): string;
 }

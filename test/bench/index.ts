@@ -23,6 +23,9 @@ import { benchDocuments } from './documents.js';
 import { benchMemory } from './memory.js';
 import { benchWorkflows } from './workflows.js';
 import { benchRemote } from './remote.js';
+import { benchApps } from './apps.js';
+import { benchAgents } from './agents.js';
+import { benchExtension } from './extension.js';
 import { Report, cleanupAllTempDirs, settle } from './support.js';
 
 const benchmarks: Record<string, (report: Report) => Promise<void>> = {
@@ -40,6 +43,9 @@ const benchmarks: Record<string, (report: Report) => Promise<void>> = {
   memory: benchMemory,
   workflows: benchWorkflows,
   remote: benchRemote,
+  apps: benchApps,
+  agents: benchAgents,
+  extension: benchExtension,
 };
 
 /** Hard bound on the whole run: whatever hangs, the process ends. */

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createApp } from '../../api/app.js';
+import { answerClientErrors } from '../../api/middleware/client-errors.js';
 import { allRoutes } from '../../api/routes/index.js';
 import { allConsumers } from '../../consumers/index.js';
 import { KafkaBus } from '../../infra/bus/kafka.js';
@@ -65,7 +66,7 @@ export async function startTestService(
   const handlers = [...allConsumers(services, 'test-worker').filter((c) => !skipped.has(c.name)), ...(options.consumers ?? [])];
   const retrier = deadLetterRetrier({ eventStore: services.eventStore, logger: services.logger, now: services.now }, 'test-worker', handlers);
   for (const consumer of [...handlers, retrier]) consumers.push(await services.bus.start(consumer));
-  const server: Server = createServer(createApp(services, allRoutes).callback());
+  const server: Server = answerClientErrors(createServer(createApp(services, allRoutes).callback()));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   return {
