@@ -35,7 +35,8 @@ export function createApp(services: Services, routes: RouteDef[]): Koa {
   app.use(errorHandler(services.logger, (path) => renderers.get(path)));
   app.use(urlEncoding());
   // JSON, form and text bodies; the exact text stays in `request.rawBody` (signed inbound webhooks).
-  app.use(bodyParser({ limit: services.config.BODY_LIMIT_BYTES }));
+  const bodyLimits = new Map(routes.filter((r) => r.bodyLimitBytes && !r.path.includes('{')).map((r) => [`${r.method} /api${r.path}`, r.bodyLimitBytes!(services.config)]));
+  app.use(bodyParser({ limit: services.config.BODY_LIMIT_BYTES, limitOf: (ctx) => bodyLimits.get(`${ctx.method} ${ctx.path}`) }));
 
   router.get('/openapi.json', (ctx) => {
     ctx.body = openapi;

@@ -117,31 +117,36 @@ export function parseMultipart<R = Uint8Array>(req: IncomingMessage, spec: Multi
       reject(err);
     };
 
-    bb.on('field', (name, value, info) => {
+    // busboy hands `name` undefined for a part named "" (and any name may be "__proto__"): only own, non-empty names count.
+    const own = <T>(table: Record<string, T>, name: unknown): T | undefined => (typeof name === 'string' && name !== '' && Object.hasOwn(table, name) ? table[name] : undefined);
+
+    bb.on('field', (rawName, value, info) => {
       if (failed) return;
-      const allowed = spec.fields[name];
+      const name = typeof rawName === 'string' ? rawName : '';
+      const allowed = own(spec.fields, name);
       if (!allowed) {
         if (spec.ignoreUnknownFields) return;
         return fail(fieldError('UNEXPECTED_FIELD', `unexpected field "${name.slice(0, 100)}"`, name.slice(0, 100)));
       }
-      if (name in fields) return fail(fieldError('DUPLICATE_FIELD', `field "${name}" was sent more than once`, name));
+      if (Object.hasOwn(fields, name)) return fail(fieldError('DUPLICATE_FIELD', `field "${name}" was sent more than once`, name));
       if (info.valueTruncated || Buffer.byteLength(value) > allowed.maxBytes) {
         return fail(fieldError('FIELD_TOO_LARGE', `field "${name}" is longer than ${allowed.maxBytes} bytes`, name, 'invalid', { maxBytes: allowed.maxBytes }));
       }
       fields[name] = value;
     });
 
-    bb.on('file', (name, stream, info) => {
+    bb.on('file', (rawName, stream, info) => {
       if (failed) {
         stream.resume();
         return;
       }
-      const fileSpec = spec.files[name];
+      const name = typeof rawName === 'string' ? rawName : '';
+      const fileSpec = own(spec.files, name);
       if (!fileSpec) {
         stream.resume();
         return fail(fieldError('UNEXPECTED_FILE', `unexpected file field "${name.slice(0, 100)}"`, name.slice(0, 100)));
       }
-      if (name in files || pending.length >= fileNames.length) {
+      if (Object.hasOwn(files, name) || pending.length >= fileNames.length) {
         stream.resume();
         return fail(fieldError('DUPLICATE_FILE', `only one file may be sent as "${name}"`, name));
       }
@@ -152,11 +157,12 @@ export function parseMultipart<R = Uint8Array>(req: IncomingMessage, spec: Multi
       }
       const fileInfo: IncomingFileInfo = { field: name, filename: (info.filename ?? '').slice(0, 255), contentType };
       let size = 0;
-      const tooLarge = () => fieldError('FILE_TOO_LARGE', `"${name}" is larger than ${fileSpec.maxBytes} bytes`, name, 'too_large', { maxBytes: fileSpec.maxBytes });
+      const maxBytes = fileSpec.maxBytes;
+      const tooLarge = () => fieldError('FILE_TOO_LARGE', `"${name}" is larger than ${maxBytes} bytes`, name, 'too_large', { maxBytes });
       async function* counted(): AsyncIterable<Uint8Array> {
         for await (const chunk of stream as AsyncIterable<Buffer>) {
           size += chunk.length;
-          if (size > fileSpec.maxBytes) throw tooLarge();
+          if (size > maxBytes) throw tooLarge();
           yield chunk;
         }
         if ((stream as { truncated?: boolean }).truncated) throw tooLarge();

@@ -73,6 +73,11 @@ export interface RouteDef<P extends AnyZod = AnyZod, Q extends AnyZod = AnyZod, 
   renderError?: ErrorRenderer;
   /** The schema of the bodies `renderError` produces: documented for each error status the route does not describe in `responses`. */
   errorSchema?: AnyZod;
+  /**
+   * A body limit of its own when the route takes more than BODY_LIMIT_BYTES (e.g. a page's HTML);
+   * applies to exact paths (no path parameters), counted after decompression like the global one.
+   */
+  bodyLimitBytes?(config: Services['config']): number;
   handler(input: RouteInput<z.infer<P>, z.infer<Q>, z.infer<B>>): Promise<RouteReply>;
 }
 

@@ -2193,6 +2193,166 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/apps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** list the apps of the active workspace, most recently changed first */
+        get: operations["listApps"];
+        put?: never;
+        /** create an app (no files yet; the contract defaults to two empty object schemas) */
+        post: operations["createApp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/apps/{appId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** get an app: name, contract, linked flow, file count and size, version (ETag) */
+        get: operations["getApp"];
+        /** rename an app or change its description (If-Match: its version) */
+        put: operations["updateApp"];
+        post?: never;
+        /** delete an app (its history stays in the log; it leaves lists and answers 404) */
+        delete: operations["deleteApp"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/apps/{appId}/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** the app's files with their contents and as a tree (ETag: the app's version); ?path= for one file */
+        get: operations["getAppFiles"];
+        /** write and delete files as ONE change, all or nothing (If-Match: the app's version) */
+        put: operations["putAppFiles"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/apps/{appId}/builder/chat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** ask the builder to change the app: it answers with a reply and file operations applied as one change (offline provider: a deterministic scaffold) */
+        post: operations["appBuilderChat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/apps/{appId}/contract": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** the app's contract (JSON Schemas of what it sends to its flow and gets back) and where the linked flow does not match it */
+        get: operations["getAppContract"];
+        /** save the contract: both schemas must be valid JSON Schemas describing objects; the answer says where the linked flow does not match (If-Match: the app's version) */
+        put: operations["putAppContract"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/apps/{appId}/flow": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** link a flow the caller can run (same workspace) as the app's backend; the answer says where it does not match the contract */
+        post: operations["linkAppFlow"];
+        /** unlink the app's flow (the flow itself stays) */
+        delete: operations["unlinkAppFlow"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/apps/{appId}/flow/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** create a flow matching the contract (an input node checking the input schema, an output node per output property) in the caller's workspace and link it */
+        post: operations["createAppFlow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/apps/{appId}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** the app's versions, newest first, with their manifests (files by path, size and sha256) and dates that never change */
+        get: operations["listAppVersions"];
+        put?: never;
+        /** snapshot the app: its files byte for byte, its contract, its linked flow and that flow's version */
+        post: operations["createAppVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/apps/{appId}/versions/{versionId}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** make a version the head again as a new change: exactly its files (later ones gone), its contract and linked flow; restoring what is already the head changes nothing */
+        post: operations["restoreAppVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/messaging/sessions/{sessionId}/webhook": {
         parameters: {
             query?: never;
@@ -2622,6 +2782,777 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/apps/{appId}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** preview the app's current files at a URL with an unguessable token (replaces the app's previous preview); the page's flow calls are authenticated by that token */
+        post: operations["createAppPreview"];
+        /** revoke the app's preview URL: its next request answers 404 */
+        delete: operations["deleteAppPreview"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/apps/{appId}/deploy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** deployment status: the public URL, the version served, the latest deployment with its build log and timings, and the history (newest first, paginated; dates as they happened) */
+        get: operations["getAppDeployment"];
+        put?: never;
+        /** deploy a version of the app (the head by default: a version is taken for it) to its public URL; answers 202, then QUEUED → BUILDING → READY | ERROR. Rollback = deploy an earlier versionId */
+        post: operations["deployApp"];
+        /** withdraw the deployment: the public URL answers 404 from the next request on; queued or building deployments are canceled */
+        delete: operations["withdrawAppDeployment"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/apps/{appId}/redeploy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** rebuild the version the public URL serves, as a new deployment (202) */
+        post: operations["redeployApp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills/context-summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** tokens of context the active skills inject, per skill and in total (gpt-tokenizer; OpenAI models exact, other families counted with o200k_base and flagged estimate: true) */
+        get: operations["getSkillsContextSummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** list the skills of the active workspace, oldest first (without their content: contentChars says how long it is) */
+        get: operations["listSkills"];
+        put?: never;
+        /** create a skill (enabled unless enabled: false); at most 100 per workspace owner */
+        post: operations["createSkill"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills/{skillId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** get a skill with its content (ETag: its version) */
+        get: operations["getSkill"];
+        /** replace name, description and content (If-Match optional: 412 when the skill moved on) */
+        put: operations["updateSkill"];
+        post?: never;
+        /** delete a skill (its per-flow overrides go with it; its slot is given back to the owner) */
+        delete: operations["deleteSkill"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills/{skillId}/enabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** enable or disable a skill everywhere (per-flow overrides still win for their flows) */
+        patch: operations["setSkillEnabled"];
+        trace?: never;
+    };
+    "/flows/{flowId}/skills": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** the workspace's skills with whether each is active for this flow and why (enabled_globally, enabled_for_flow, disabled_globally, disabled_for_flow); a per-flow override wins over the global switch */
+        get: operations["listFlowSkills"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/flows/{flowId}/skills/{skillId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** toggle a skill for one flow: enabled true/false overrides the global switch there, null removes the override (recorded on the skill: the flow's version does not move) */
+        put: operations["setFlowSkill"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/assistant/conversations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** list the caller's assistant conversations in the active workspace, most recently active first */
+        get: operations["listAssistantConversations"];
+        put?: never;
+        /** start a conversation with the assistant (title optional) */
+        post: operations["createAssistantConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/assistant/conversations/{conversationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** a conversation with its whole history: messages in order, the tools each reply called with their results, feedback */
+        get: operations["getAssistantConversation"];
+        put?: never;
+        post?: never;
+        /** delete a conversation (a reply still running is left to end; nothing it records afterwards is kept) */
+        delete: operations["deleteAssistantConversation"];
+        options?: never;
+        head?: never;
+        /** rename a conversation */
+        patch: operations["renameAssistantConversation"];
+        trace?: never;
+    };
+    "/assistant/conversations/{conversationId}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** send a message; the assistant answers with its tools (read flows, runs and node types, explain a failed run, create or change flows) and the active skills. JSON when done, or with stream: true Server-Sent Events */
+        post: operations["sendAssistantMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/assistant/conversations/{conversationId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** cancel the reply in progress: the model call and every tool in flight stop within a second, GenerationCancelled is recorded and the partial answer kept (cancelled: false when nothing was running) */
+        post: operations["cancelAssistantGeneration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/assistant/conversations/{conversationId}/messages/{messageId}/feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** like or dislike one of the assistant's messages, with an optional comment; rating null withdraws the feedback */
+        post: operations["sendAssistantFeedback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** list agents of the user or organization (active workspace), most recently changed first */
+        get: operations["listAgents"];
+        put?: never;
+        /** create an agent: provider, model, instructions, tools ({kind: mcp_tool|flow|memory|http}), skills, memory, limits {maxIterations 1-50 (8), maxToolCalls, maxTokens, timeoutMs} */
+        post: operations["createAgent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{agentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** get an agent */
+        get: operations["getAgent"];
+        /** replace an agent's definition (added); sessions keep their history and use it from their next message */
+        put: operations["updateAgent"];
+        post?: never;
+        /** delete an agent (added); its sessions stay readable in the log but answer 404 */
+        delete: operations["deleteAgent"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{agentId}/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** list an agent's chat sessions, most recently active first */
+        get: operations["listAgentSessions"];
+        put?: never;
+        /** create a chat session */
+        post: operations["createAgentSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{agentId}/sessions/{sessionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** get a session with its history: every message with its answer (finishReason, usage, cost), tool calls and results, and what the context budget dropped */
+        get: operations["getAgentSession"];
+        put?: never;
+        post?: never;
+        /** delete a session (a running turn is stopped first) */
+        delete: operations["deleteAgentSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{agentId}/sessions/{sessionId}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** send a message to the agent: runs the tool-calling loop (model → tool calls, concurrent → model …) until an answer or a limit (finishReason stop, max_iterations, max_tool_calls, max_tokens, timeout, budget, cancelled, error). JSON when done, or Server-Sent Events with `stream: true`. With a `Last-Event-ID` header it sends nothing new: it resumes the stream of the turn that event belongs to, from the log. 409 SESSION_BUSY (details.messageId) while a turn runs */
+        post: operations["sendAgentMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{agentId}/sessions/{sessionId}/messages/{messageId}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** a message's turn as Server-Sent Events from the log (added): the same events as a streamed send, replayed then followed until message.completed; with Last-Event-ID (or ?lastEventId=) only those after it */
+        get: operations["streamAgentMessageEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{agentId}/sessions/{sessionId}/messages/{messageId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** stop a running turn (added): the model call and every tool in flight are aborted, no tool starts after it, and the answer keeps the text produced so far (finishReason cancelled). A finished message answers as it is */
+        post: operations["cancelAgentMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/objects/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** download a stored file through a signed, expiring URL (local object store) */
+        get: operations["downloadObject"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/careers/applications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** the active organization's applications, newest first, each with a signed, expiring CV download URL */
+        get: operations["listApplications"];
+        put?: never;
+        /** submit an application to a vacancy (multipart: vacancyId, name, email, coverLetter?, cv as PDF ≤ 10 MiB) */
+        post: operations["submitApplication"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/careers/applications/{applicationId}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** move an application along (received → screening → interview → offer → hired; rejected/withdrawn from any open status; rejected → screening); an event with who and why */
+        patch: operations["changeApplicationStatus"];
+        trace?: never;
+    };
+    "/careers/applications/{applicationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** delete an application: its personal fields are crypto-shredded in the log (its key is dropped), its CV file removed */
+        delete: operations["deleteApplication"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/extension/process": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** run a flow on a page the extension sent (inputs: url, title, selection, text, meta, source); HTML is read on the server; sync by default, 202 with processId when async */
+        post: operations["extensionProcess"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/extension/flows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** flows the extension can run: active flows whose trigger has an input schema, with the schema (paginated; a page may be short while nextCursor is set) */
+        get: operations["extensionListFlows"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/extension/processes/{processId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** status and per-node results of a process started from the extension */
+        get: operations["extensionGetProcess"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/extension/ai": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** one answer from the default (or an allowed) model, with the page as context; `stream: true` answers text/event-stream (meta, delta, done, error) */
+        post: operations["extensionAi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/extension/ai/pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** ask about a PDF: multipart `file` (≤ 20 MiB, ≤ 300 pages), `prompt`, `model?`; the text is read on the server page by page and cut to the model's context (`document` says how much was used) */
+        post: operations["extensionAiPdf"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/extension/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** the default model and the allowed list (service variables EXTENSION_DEFAULT_MODEL, EXTENSION_ALLOWED_MODELS; else offline and the catalogue of the providers the caller can use) */
+        get: operations["extensionModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/extension/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** added: the active organization's extension settings (default model, allowed list; null = the service variables apply) */
+        get: operations["extensionGetSettings"];
+        /** added: set the active organization's extension default model and allowed list (`provider:model`; null = the service variables) */
+        put: operations["extensionPutSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/extension/chats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** the caller's extension chats (source web-extension), newest first, without messages (paginated) */
+        get: operations["extensionListChats"];
+        put?: never;
+        /** create an extension chat (title "New chat" unless given; with messages and no title, a title is generated) */
+        post: operations["extensionCreateChat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/extension/chats/{chatId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** one chat with its messages */
+        get: operations["extensionGetChat"];
+        put?: never;
+        post?: never;
+        /** delete a chat */
+        delete: operations["extensionDeleteChat"];
+        options?: never;
+        head?: never;
+        /** rename a chat (a renamed chat never gets a generated title) */
+        patch: operations["extensionRenameChat"];
+        trace?: never;
+    };
+    "/extension/chats/{chatId}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** replace the messages (at most 50: 51 is 400 TOO_MANY_MESSAGES and nothing changes); a new version each time; a title is generated while the title is "New chat" */
+        put: operations["extensionReplaceChatMessages"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/extension/chats/{chatId}/versions/{n}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** version n of a chat's messages, read back from the log (1 = as created; each replacement adds one) */
+        get: operations["extensionGetChatVersion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app-instances": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** the tenant's app instances, newest first, optionally of one type (summaries without data); paginated */
+        get: operations["listAppInstances"];
+        put?: never;
+        /** create an app instance of a type (kanban, job_tracker); data defaults to the type's initial data and is checked against its JSON Schema */
+        post: operations["createAppInstance"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app-instances/{instanceId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** an app instance with its data, files, linked flows and conversation; ETag is its version */
+        get: operations["getAppInstance"];
+        /** replace name, appId, linkedFlowIds and the whole data (the type stays); If-Match: a stale version is 412 */
+        put: operations["replaceAppInstance"];
+        post?: never;
+        /** delete an app instance and its files' objects (its event stream stays as the audit trail) */
+        delete: operations["deleteAppInstance"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app-instances/{instanceId}/data": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** patch the data: a JSON Merge Patch (RFC 7396; application/json or application/merge-patch+json) or a JSON Patch (RFC 6902; application/json-patch+json), checked against the type's schema. If-Match: changes since that version to the same place → 412; to other places, both land */
+        patch: operations["patchAppInstanceData"];
+        trace?: never;
+    };
+    "/app-instances/{instanceId}/playbook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** a playbook (markdown) telling a worker agent how to operate the instance, written by a model (the provider named, else the first configured); offline provider: a deterministic template. Records nothing */
+        post: operations["appInstancePlaybook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app-instances/{instanceId}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** add a message {role, content} to the instance's conversation */
+        post: operations["addAppInstanceMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app-instances/{instanceId}/flows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** the flows linked to the instance (at most 20, so one page) with each one's last run; a flow deleted since shows found: false */
+        get: operations["listAppInstanceFlows"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app-instances/{instanceId}/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** upload a file to the instance (added operation): JSON {path, content (base64), contentType}, at most 524288 bytes and 100 files; the same path replaces the file. Answers a signed URL */
+        post: operations["uploadAppInstanceFile"];
+        /** remove one file of the instance (added operation), ?path=; its object is deleted */
+        delete: operations["deleteAppInstanceFile"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app-instances/{instanceId}/files/re-sign": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** fresh signed URLs for the instance's files (all, or the paths named), valid expiresInSeconds (default 900); an expired URL answers 403 URL_EXPIRED */
+        post: operations["resignAppInstanceFiles"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2639,6 +3570,14 @@ export interface components {
         };
         JsonValue: string | number | boolean | null | components["schemas"]["JsonValue"][] | {
             [key: string]: components["schemas"]["JsonValue"];
+        };
+        GetAppFiles200: {
+            name: string;
+            path: string;
+            /** @enum {string} */
+            type: "directory" | "file";
+            size?: number;
+            children?: components["schemas"]["GetAppFiles200"][];
         };
     };
     responses: never;
@@ -2680,6 +3619,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description a port is down: success false, status degraded, error.code DEGRADED, ports as above */
             503: {
                 headers: {
@@ -2718,6 +3675,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "user@example.com",
+                 *       "password": "examplexxx",
+                 *       "name": "example"
+                 *     }
+                 */
                 "application/json": {
                     email: string;
                     password: string;
@@ -2746,7 +3710,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2791,6 +3755,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     login: {
@@ -2802,6 +3775,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "user@example.com",
+                 *       "password": "example"
+                 *     }
+                 */
                 "application/json": {
                     email: string;
                     password: string;
@@ -2830,7 +3809,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2884,6 +3863,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     forgotPassword: {
@@ -2895,6 +3883,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "user@example.com"
+                 *     }
+                 */
                 "application/json": {
                     email: string;
                 };
@@ -2914,7 +3907,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2950,6 +3943,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     resetPassword: {
@@ -2961,6 +3963,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "token": "example",
+                 *       "password": "examplexxx"
+                 *     }
+                 */
                 "application/json": {
                     token: string;
                     password: string;
@@ -3017,6 +4025,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     verifyEmail: {
@@ -3028,6 +4045,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "token": "example"
+                 *     }
+                 */
                 "application/json": {
                     token: string;
                 };
@@ -3084,6 +4106,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     resendEmailVerification: {
@@ -3095,6 +4126,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "user@example.com"
+                 *     }
+                 */
                 "application/json": {
                     email: string;
                 };
@@ -3114,7 +4150,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3150,6 +4186,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     startSignInWithGoogle: {
@@ -3168,6 +4213,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PROVIDER_NOT_CONFIGURED: no client id and secret for this provider */
             404: {
                 headers: {
@@ -3179,6 +4233,15 @@ export interface operations {
             };
             /** @description RATE_LIMITED: more than RATE_LIMIT_AUTH_PER_MINUTE starts from this address (Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3245,6 +4308,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     startSignInWithGithub: {
@@ -3263,6 +4335,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PROVIDER_NOT_CONFIGURED: no client id and secret for this provider */
             404: {
                 headers: {
@@ -3274,6 +4355,15 @@ export interface operations {
             };
             /** @description RATE_LIMITED: more than RATE_LIMIT_AUTH_PER_MINUTE starts from this address (Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3340,6 +4430,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getMyProfile: {
@@ -3378,8 +4477,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description no valid credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3398,6 +4515,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     name?: string;
                     /** @description http(s) URL, or null to remove */
@@ -3439,7 +4557,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3493,6 +4611,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getMyLlmCredentials: {
@@ -3524,8 +4651,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description no valid credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3544,6 +4689,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "provider": "openai",
+                 *       "apiKey": "example"
+                 *     }
+                 */
                 "application/json": {
                     /** @enum {string} */
                     provider: "openai" | "anthropic" | "google" | "openai_compatible";
@@ -3611,6 +4762,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listApiKeys: {
@@ -3649,7 +4809,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3660,6 +4820,15 @@ export interface operations {
             };
             /** @description no valid credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3678,6 +4847,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "example"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     /**
@@ -3716,7 +4890,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3770,6 +4944,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     revokeApiKey: {
@@ -3799,7 +4982,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3819,6 +5002,15 @@ export interface operations {
             };
             /** @description API_KEY_NOT_FOUND: unknown, already revoked, or another user's key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3865,7 +5057,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3876,6 +5068,15 @@ export interface operations {
             };
             /** @description UNAUTHENTICATED: no or invalid credentials */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3894,6 +5095,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "example"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     description?: string;
@@ -3934,7 +5140,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3963,6 +5169,15 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4014,8 +5229,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description UNAUTHENTICATED: no or invalid credentials */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4053,8 +5286,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description UNAUTHENTICATED: no or invalid credentials */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4075,6 +5326,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "example",
+                 *       "description": "example",
+                 *       "budgetLimitUsd": 0
+                 *     }
+                 */
                 "application/json": {
                     name?: string;
                     description?: string;
@@ -4107,7 +5365,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4161,6 +5419,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteOrganization: {
@@ -4186,7 +5453,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4215,6 +5482,15 @@ export interface operations {
             };
             /** @description no such organization */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4259,7 +5535,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4295,6 +5571,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     removeMember: {
@@ -4321,7 +5606,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4366,6 +5651,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     changeMemberRole: {
@@ -4380,6 +5674,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "role": "owner"
+                 *     }
+                 */
                 "application/json": {
                     /** @enum {string} */
                     role: "owner" | "admin" | "editor" | "viewer";
@@ -4407,7 +5706,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4470,6 +5769,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listInvitations: {
@@ -4511,7 +5819,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4547,6 +5855,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     inviteMember: {
@@ -4560,6 +5877,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "user@example.com",
+                 *       "role": "owner"
+                 *     }
+                 */
                 "application/json": {
                     /** Format: email */
                     email: string;
@@ -4593,7 +5916,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4656,6 +5979,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description MAIL_DELIVERY_FAILED: the invitation was recorded but its mail could not be sent (details.invitationId); invite again */
             502: {
                 headers: {
@@ -4710,7 +6042,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4764,6 +6096,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listWorkspaces: {
@@ -4802,7 +6143,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4838,6 +6179,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createWorkspace: {
@@ -4851,6 +6201,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "example"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     description?: string;
@@ -4879,7 +6234,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4942,6 +6297,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     updateWorkspace: {
@@ -4956,6 +6320,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "example",
+                 *       "description": "example"
+                 *     }
+                 */
                 "application/json": {
                     name?: string;
                     description?: string;
@@ -4984,7 +6354,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5047,6 +6417,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteWorkspace: {
@@ -5073,7 +6452,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5111,6 +6490,15 @@ export interface operations {
             };
             /** @description LAST_WORKSPACE */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5156,7 +6544,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5192,6 +6580,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createTeam: {
@@ -5205,6 +6602,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "example"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     description?: string;
@@ -5297,6 +6699,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     switchOrganization: {
@@ -5308,6 +6719,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "orgId": "example"
+                 *     }
+                 */
                 "application/json": {
                     orgId: string | null;
                     workspaceId?: string;
@@ -5350,7 +6766,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5395,6 +6811,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     switchWorkspace: {
@@ -5406,6 +6831,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "workspaceId": "example"
+                 *     }
+                 */
                 "application/json": {
                     workspaceId: string;
                 };
@@ -5447,7 +6877,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5492,6 +6922,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getOrganizationBudget: {
@@ -5522,7 +6961,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5551,6 +6990,15 @@ export interface operations {
             };
             /** @description no such organization */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5591,7 +7039,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5627,6 +7075,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     setOrganizationLlmCredential: {
@@ -5640,6 +7097,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "provider": "openai",
+                 *       "apiKey": "example"
+                 *     }
+                 */
                 "application/json": {
                     /** @enum {string} */
                     provider: "openai" | "anthropic" | "google" | "openai_compatible";
@@ -5671,7 +7134,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5725,6 +7188,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     startDeviceLogin: {
@@ -5736,6 +7208,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     clientName?: string;
                     client_id?: string;
@@ -5762,7 +7235,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5791,6 +7264,15 @@ export interface operations {
             };
             /** @description too many logins started from this address (Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5830,7 +7312,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5904,6 +7386,15 @@ export interface operations {
             };
             /** @description too many guesses (Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5943,7 +7434,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6024,6 +7515,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     pollDeviceToken: {
@@ -6035,6 +7535,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "device_code": "example"
+                 *     }
+                 */
                 "application/json": {
                     device_code: string;
                     grant_type?: string;
@@ -6095,6 +7600,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createCliToken: {
@@ -6106,6 +7620,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     name?: string;
                     expiresInDays?: number;
@@ -6129,7 +7644,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6174,6 +7689,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     verifyCliToken: {
@@ -6207,8 +7731,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description missing, invalid, expired or revoked */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6243,7 +7785,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6270,6 +7812,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     cliLlmMessages: {
@@ -6281,6 +7832,18 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "model": "example",
+                 *       "max_tokens": 1,
+                 *       "messages": [
+                 *         {
+                 *           "role": "user",
+                 *           "content": "example"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     model: string;
                     max_tokens: number;
@@ -6402,6 +7965,12 @@ export interface operations {
                             cache_read_input_tokens: number;
                         };
                     };
+                    "text/event-stream": {
+                        event?: string;
+                        data?: string;
+                        id?: string;
+                        retry?: number;
+                    };
                 };
             };
             /** @description invalid_request_error: bad input, unknown model, provider not configured */
@@ -6514,6 +8083,15 @@ export interface operations {
                             message: string;
                         };
                     };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description api_error: the provider failed */
@@ -6559,6 +8137,18 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "model": "example",
+                 *       "max_tokens": 1,
+                 *       "messages": [
+                 *         {
+                 *           "role": "user",
+                 *           "content": "example"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     model: string;
                     max_tokens: number;
@@ -6680,6 +8270,12 @@ export interface operations {
                             cache_read_input_tokens: number;
                         };
                     };
+                    "text/event-stream": {
+                        event?: string;
+                        data?: string;
+                        id?: string;
+                        retry?: number;
+                    };
                 };
             };
             /** @description invalid_request_error: bad input, unknown model, provider not configured */
@@ -6792,6 +8388,15 @@ export interface operations {
                             message: string;
                         };
                     };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description api_error: the provider failed */
@@ -6839,6 +8444,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     /** @description requested model name (or `prefix*`) → {provider, model?}; replaces the whole map */
                     modelMap?: {
@@ -6931,6 +8537,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listFlows: {
@@ -7002,6 +8617,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createFlow: {
@@ -7013,6 +8637,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "example"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     description?: string;
@@ -7156,6 +8785,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getFlow: {
@@ -7267,7 +8905,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7303,6 +8941,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     replaceFlow: {
@@ -7316,6 +8963,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "example",
+                 *       "nodes": [],
+                 *       "edges": []
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     description?: string;
@@ -7545,6 +9199,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteFlow: {
@@ -7617,6 +9280,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     archiveFlow: {
@@ -7630,6 +9302,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "archived": true
+                 *     }
+                 */
                 "application/json": {
                     archived: boolean;
                 };
@@ -7790,6 +9467,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     renameFlow: {
@@ -7803,6 +9489,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "example"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                 };
@@ -7963,6 +9654,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listNodeTypes: {
@@ -7998,8 +9698,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description no or invalid credentials */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8082,7 +9800,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8118,6 +9836,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     addNode: {
@@ -8131,6 +9858,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "type": "example",
+                 *       "position": {
+                 *         "x": 1,
+                 *         "y": 1
+                 *       },
+                 *       "data": {}
+                 *     }
+                 */
                 "application/json": {
                     /** @description optional: the id to use (else the service makes one) */
                     id?: string;
@@ -8323,6 +10060,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     validateNode: {
@@ -8336,6 +10082,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     [key: string]: unknown;
                 };
@@ -8413,6 +10160,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     updateNode: {
@@ -8427,6 +10183,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     /** @description may be sent along with the node; must then be the id in the path */
                     id?: string;
@@ -8611,6 +10368,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteNode: {
@@ -8687,6 +10453,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     duplicateNode: {
@@ -8701,6 +10476,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     /** @description the copy's id (else the service makes one) */
                     id?: string;
@@ -8844,6 +10620,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listNodeHistory: {
@@ -8895,7 +10680,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8924,6 +10709,15 @@ export interface operations {
             };
             /** @description FLOW_NOT_FOUND, or NODE_NOT_FOUND (also for a node of another flow) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8996,6 +10790,15 @@ export interface operations {
             };
             /** @description PRECONDITION_FAILED: If-Match names a version the flow moved on from */
             412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9076,6 +10879,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     clearFlowHistory: {
@@ -9140,6 +10952,15 @@ export interface operations {
             };
             /** @description PRECONDITION_FAILED: If-Match names a version the flow moved on from */
             412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9223,6 +11044,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createConnection: {
@@ -9236,6 +11066,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "source": "example",
+                 *       "target": "example"
+                 *     }
+                 */
                 "application/json": {
                     source: string;
                     target: string;
@@ -9344,6 +11180,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     updateConnection: {
@@ -9358,6 +11203,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "source": "example",
+                 *       "target": "example",
+                 *       "sourceHandle": "example",
+                 *       "targetHandle": "example",
+                 *       "label": "example",
+                 *       "data": {}
+                 *     }
+                 */
                 "application/json": {
                     source?: string;
                     target?: string;
@@ -9457,6 +11312,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteConnection: {
@@ -9530,6 +11394,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     validateConnections: {
@@ -9543,6 +11416,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     connections?: {
                         id?: string;
@@ -9635,6 +11509,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createConnections: {
@@ -9648,6 +11531,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "connections": [
+                 *         {
+                 *           "source": "example",
+                 *           "target": "example"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     connections: {
                         source: string;
@@ -9749,6 +11642,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteConnections: {
@@ -9762,6 +11664,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "connectionIds": [
+                 *         "example"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     connectionIds: string[];
                 };
@@ -9844,6 +11753,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     updateFlowTrigger: {
@@ -9857,6 +11775,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "enabled": true,
+                 *       "allowedMethods": [
+                 *         "GET"
+                 *       ],
+                 *       "inputSchema": {}
+                 *     }
+                 */
                 "application/json": {
                     enabled?: boolean;
                     allowedMethods?: ("GET" | "POST" | "PUT" | "PATCH" | "DELETE")[];
@@ -9951,6 +11878,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     regenerateFlowTriggerKey: {
@@ -10023,6 +11959,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     updateNodeTrigger: {
@@ -10037,6 +11982,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "enabled": true,
+                 *       "allowedMethods": [
+                 *         "GET"
+                 *       ],
+                 *       "inputSchema": {}
+                 *     }
+                 */
                 "application/json": {
                     enabled?: boolean;
                     allowedMethods?: ("GET" | "POST" | "PUT" | "PATCH" | "DELETE")[];
@@ -10125,6 +12079,15 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10206,6 +12169,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listFlowEvents: {
@@ -10274,6 +12246,15 @@ export interface operations {
             };
             /** @description FLOW_NOT_FOUND: no such flow, or another tenant's */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10366,6 +12347,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     processNode: {
@@ -10380,6 +12370,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     /** @default {} */
                     inputs?: {
@@ -10519,6 +12510,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description the node failed: the provider's error code and message */
             500: {
                 headers: {
@@ -10550,6 +12550,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     /** @default {} */
                     inputs?: {
@@ -10657,6 +12658,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     stopFlow: {
@@ -10681,7 +12691,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10726,6 +12736,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     flowStatus: {
@@ -10750,7 +12769,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10779,6 +12798,15 @@ export interface operations {
             };
             /** @description FLOW_NOT_FOUND (missing, deleted or another tenant's) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10813,7 +12841,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10849,6 +12877,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listRunningProcesses: {
@@ -10874,7 +12911,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10894,6 +12931,15 @@ export interface operations {
             };
             /** @description FORBIDDEN: the credential lacks the permission */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10925,7 +12971,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10954,6 +13000,15 @@ export interface operations {
             };
             /** @description PROCESS_NOT_FOUND */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10988,7 +13043,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11017,6 +13072,15 @@ export interface operations {
             };
             /** @description PROCESS_NOT_FOUND */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11087,6 +13151,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createWorkflow: {
@@ -11098,6 +13171,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "flowId": "example"
+                 *     }
+                 */
                 "application/json": {
                     flowId: string;
                     workflowId?: string;
@@ -11196,6 +13274,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     searchWorkflows: {
@@ -11251,6 +13338,15 @@ export interface operations {
             };
             /** @description WORKFLOW_NOT_FOUND (also another tenant's workflow) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11318,6 +13414,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     queryWorkflow: {
@@ -11331,6 +13436,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "example"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                 };
@@ -11395,6 +13505,15 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11467,6 +13586,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     signalWorkflow: {
@@ -11480,6 +13608,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "example"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     payload?: components["schemas"]["JsonValue"];
@@ -11562,6 +13695,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     cancelWorkflow: {
@@ -11575,6 +13717,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "terminate": false
+                 *     }
+                 */
                 "application/json": {
                     reason?: string;
                     /** @default false */
@@ -11657,6 +13804,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     pauseWorkflow: {
@@ -11670,6 +13826,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     reason?: string;
                 };
@@ -11750,6 +13907,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     resumeWorkflow: {
@@ -11763,6 +13929,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     reason?: string;
                 };
@@ -11843,6 +14010,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     continueWorkflowAsNew: {
@@ -11856,6 +14032,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     workflowId?: string;
                     input?: components["schemas"]["JsonValue"];
@@ -11937,6 +14114,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listWorkflowTimers: {
@@ -11990,6 +14176,15 @@ export interface operations {
             };
             /** @description WORKFLOW_NOT_FOUND (also another tenant's workflow) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12097,6 +14292,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     cancelWorkflowTimer: {
@@ -12167,6 +14371,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     triggerFlow: {
@@ -12182,6 +14395,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     [key: string]: components["schemas"]["JsonValue"];
                 };
@@ -12224,7 +14438,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12296,6 +14510,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RUN_TIMED_OUT: the run passed RUN_TIMEOUT_MS */
             504: {
                 headers: {
@@ -12321,6 +14544,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     [key: string]: components["schemas"]["JsonValue"];
                 };
@@ -12376,7 +14600,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12457,6 +14681,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description the node failed: the provider's error code and message */
             500: {
                 headers: {
@@ -12511,8 +14744,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description no or bad credentials */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12576,6 +14827,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     processWithLlm: {
@@ -12587,6 +14847,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "provider": "openai",
+                 *       "model": "example",
+                 *       "prompt": "example"
+                 *     }
+                 */
                 "application/json": {
                     /** @enum {string} */
                     provider: "openai" | "anthropic" | "google" | "openai_compatible" | "offline";
@@ -12676,6 +14943,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description the provider failed: PROVIDER_ERROR, PROVIDER_TIMEOUT, PROVIDER_RATE_LIMITED (with Retry-After) or PROVIDER_BAD_RESPONSE */
             502: {
                 headers: {
@@ -12696,6 +14972,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "description": "example"
+                 *     }
+                 */
                 "application/json": {
                     /** @description what the flow should do, in plain words */
                     description: string;
@@ -12879,6 +15160,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description the provider failed: PROVIDER_ERROR, PROVIDER_TIMEOUT, PROVIDER_RATE_LIMITED (with Retry-After) or PROVIDER_BAD_RESPONSE */
             502: {
                 headers: {
@@ -12921,6 +15211,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description UNAUTHENTICATED: no or invalid credentials */
             401: {
                 headers: {
@@ -12932,6 +15231,15 @@ export interface operations {
             };
             /** @description not an operator */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12985,7 +15293,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13014,6 +15322,15 @@ export interface operations {
             };
             /** @description no such projection */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13062,6 +15379,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description UNAUTHENTICATED: no or invalid credentials */
             401: {
                 headers: {
@@ -13073,6 +15399,15 @@ export interface operations {
             };
             /** @description OPERATOR_ONLY: not listed in ADMIN_EMAILS */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13134,7 +15469,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13154,6 +15489,15 @@ export interface operations {
             };
             /** @description not an operator */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13223,7 +15567,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13261,6 +15605,15 @@ export interface operations {
             };
             /** @description already resolved */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13309,6 +15662,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description UNAUTHENTICATED */
             401: {
                 headers: {
@@ -13320,6 +15682,15 @@ export interface operations {
             };
             /** @description FORBIDDEN (role or key scope) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13436,6 +15807,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     registerMcpServer: {
@@ -13447,6 +15827,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "example",
+                 *       "transport": "stdio"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     /** @enum {string} */
@@ -13568,6 +15954,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getMcpServer: {
@@ -13675,6 +16070,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     updateMcpServer: {
@@ -13688,6 +16092,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     name?: string;
                     /** @enum {string} */
@@ -13818,6 +16223,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteMcpServer: {
@@ -13875,6 +16289,15 @@ export interface operations {
             };
             /** @description MCP_SERVER_NOT_FOUND (also another tenant's server) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13982,6 +16405,15 @@ export interface operations {
             };
             /** @description MCP_SERVER_NOT_FOUND (also another tenant's server) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14114,6 +16546,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     enableMcpAutoReconnect: {
@@ -14214,6 +16655,15 @@ export interface operations {
             };
             /** @description MCP_SERVER_NOT_FOUND (also another tenant's server) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14328,6 +16778,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listMcpTools: {
@@ -14409,6 +16868,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description MCP_PROTOCOL_ERROR, MCP_CONNECTION_CLOSED, MCP_CALL_FAILED (the server failed the call) */
             502: {
                 headers: {
@@ -14440,6 +16908,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "example"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     /** @default {} */
@@ -14544,6 +17017,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description MCP_PROTOCOL_ERROR, MCP_CONNECTION_CLOSED, MCP_CALL_FAILED (the server failed the call) */
             502: {
                 headers: {
@@ -14634,6 +17116,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description MCP_PROTOCOL_ERROR, MCP_CONNECTION_CLOSED, MCP_CALL_FAILED (the server failed the call) */
             502: {
                 headers: {
@@ -14665,6 +17156,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "uri": "https://example.com/"
+                 *     }
+                 */
                 "application/json": {
                     uri: string;
                     /** @description per-call timeout in ms, at most MCP_CALL_TIMEOUT_MS (the default) */
@@ -14745,6 +17241,15 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14837,6 +17342,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     validateKvConnection: {
@@ -14848,6 +17362,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://example.com/"
+                 *     }
+                 */
                 "application/json": {
                     /** @description redis://[user][:password]@host[:port][/db] or rediss://… (TLS) */
                     url: string;
@@ -14929,6 +17448,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     configureKvMcpServer: {
@@ -14940,6 +17468,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://example.com/"
+                 *     }
+                 */
                 "application/json": {
                     /** @description redis://[user][:password]@host[:port][/db] or rediss://… (TLS) */
                     url: string;
@@ -15053,6 +17586,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listKvPresets: {
@@ -15085,8 +17627,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description UNAUTHENTICATED */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15165,6 +17725,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createMessagingSession: {
@@ -15176,6 +17745,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "example"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     /**
@@ -15273,6 +17847,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getMessagingSessionStatus: {
@@ -15347,6 +17930,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteMessagingSession: {
@@ -15404,6 +17996,15 @@ export interface operations {
             };
             /** @description MESSAGING_SESSION_NOT_FOUND (missing, deleted or another tenant's) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15482,6 +18083,15 @@ export interface operations {
             };
             /** @description MESSAGING_SESSION_NOT_FOUND (missing, deleted or another tenant's) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15569,6 +18179,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     sendMessagingMessage: {
@@ -15582,6 +18201,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "chatId": "user@example.com",
+                 *       "text": "example"
+                 *     }
+                 */
                 "application/json": {
                     chatId: string;
                     text: string;
@@ -15679,6 +18304,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description MESSAGING_PROVIDER_ERROR / MESSAGING_PROVIDER_UNREACHABLE: the WAHA server failed */
             502: {
                 headers: {
@@ -15702,6 +18336,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     /** @constant */
                     all?: true;
@@ -15780,6 +18415,15 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15866,6 +18510,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description MESSAGING_PROVIDER_ERROR / MESSAGING_PROVIDER_UNREACHABLE: the WAHA server failed */
             502: {
                 headers: {
@@ -15888,6 +18541,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "example",
+                 *       "participants": [
+                 *         "user@example.com"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     participants: string[];
@@ -15975,6 +18636,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     receiveWahaEvent: {
@@ -16010,6 +18680,15 @@ export interface operations {
             };
             /** @description MESSAGING_WEBHOOK_SIGNATURE_INVALID: missing or wrong X-Webhook-Hmac, or no key configured */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16060,7 +18739,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16087,6 +18766,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createCollection: {
@@ -16098,6 +18786,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "example"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     /** @description JSON Schema every document must satisfy */
@@ -16204,6 +18897,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getCollection: {
@@ -16281,6 +18983,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteCollection: {
@@ -16345,6 +19056,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     insertDocument: {
@@ -16358,6 +19078,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "document": {}
+                 *     }
+                 */
                 "application/json": {
                     /** @description the document id; generated when absent (a string `_id` in the document works too) */
                     id?: string;
@@ -16448,6 +19173,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getDocument: {
@@ -16515,6 +19249,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     updateDocument: {
@@ -16529,6 +19272,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "document": {}
+                 *     }
+                 */
                 "application/json": {
                     /** @description full replacement */
                     document: {
@@ -16632,6 +19380,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteDocument: {
@@ -16695,6 +19452,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     searchDocuments: {
@@ -16708,6 +19474,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     /** @description MongoDB query: comparison, logical, element, array and $regex operators */
                     filter?: {
@@ -16799,6 +19566,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getDocumentHistory: {
@@ -16878,6 +19654,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     runMemoryOperation: {
@@ -16889,6 +19674,18 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "operation": "save",
+                 *       "scope": {
+                 *         "userId": "example",
+                 *         "agentId": "example",
+                 *         "runId": "example"
+                 *       },
+                 *       "text": "example",
+                 *       "metadata": {}
+                 *     }
+                 */
                 "application/json": {
                     /** @constant */
                     operation: "save";
@@ -17118,6 +19915,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     runMemoryBatch: {
@@ -17129,6 +19935,22 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "operations": [
+                 *         {
+                 *           "operation": "save",
+                 *           "scope": {
+                 *             "userId": "example",
+                 *             "agentId": "example",
+                 *             "runId": "example"
+                 *           },
+                 *           "text": "example",
+                 *           "metadata": {}
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     operations: ({
                         /** @constant */
@@ -17360,6 +20182,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getMemoryHistory: {
@@ -17455,6 +20286,1917 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listApps: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of apps (without files) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        items: {
+                            id: string;
+                            name: string;
+                            description: string;
+                            flowId: string | null;
+                            fileCount: number;
+                            totalBytes: number;
+                            versionCount: number;
+                            /** @description the app's version: its ETag and what If-Match names */
+                            version: number;
+                            createdAt: string;
+                            updatedAt: string;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "example"
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    description?: string;
+                    contract?: {
+                        input: {
+                            [key: string]: unknown;
+                        };
+                        output: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description created (ETag: its version) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        app: {
+                            id: string;
+                            name: string;
+                            description: string;
+                            flowId: string | null;
+                            contract: {
+                                input: {
+                                    [key: string]: unknown;
+                                };
+                                output: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            fileCount: number;
+                            totalBytes: number;
+                            versionCount: number;
+                            /** @description the app's version: its ETag and what If-Match names */
+                            version: number;
+                            createdAt: string;
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, APP_NAME_REQUIRED, APP_CONTRACT_INVALID (the side and ajv's errors named) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_CONTRACT_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the app */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        app: {
+                            id: string;
+                            name: string;
+                            description: string;
+                            flowId: string | null;
+                            contract: {
+                                input: {
+                                    [key: string]: unknown;
+                                };
+                                output: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            fileCount: number;
+                            totalBytes: number;
+                            versionCount: number;
+                            /** @description the app's version: its ETag and what If-Match names */
+                            version: number;
+                            createdAt: string;
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_NOT_FOUND: unknown, deleted or another tenant's app */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": {
+                    name?: string;
+                    description?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the app as it is now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        app: {
+                            id: string;
+                            name: string;
+                            description: string;
+                            flowId: string | null;
+                            contract: {
+                                input: {
+                                    [key: string]: unknown;
+                                };
+                                output: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            fileCount: number;
+                            totalBytes: number;
+                            versionCount: number;
+                            /** @description the app's version: its ETag and what If-Match names */
+                            version: number;
+                            createdAt: string;
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_NOT_FOUND: unknown, deleted or another tenant's app */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONCURRENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PRECONDITION_FAILED: If-Match names another version of the app (details: expected, actual) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        id: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_NOT_FOUND: unknown, deleted or another tenant's app */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONCURRENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PRECONDITION_FAILED: If-Match names another version of the app (details: expected, actual) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAppFiles: {
+        parameters: {
+            query?: {
+                /** @description one file, by its path */
+                path?: string;
+            };
+            header?: never;
+            path: {
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description every file (sorted by path) and the tree; or, with ?path=, that file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        version: number;
+                        totalBytes: number;
+                        files: {
+                            path: string;
+                            /** @enum {string} */
+                            encoding: "utf8" | "base64";
+                            /** @description hex sha256 of the decoded bytes */
+                            sha256: string;
+                            /** @description decoded bytes */
+                            size: number;
+                            /** @description text (utf8) or base64 of the bytes */
+                            content: string;
+                        }[];
+                        tree: components["schemas"]["GetAppFiles200"][];
+                    } | {
+                        /** @constant */
+                        success: true;
+                        version: number;
+                        file: {
+                            path: string;
+                            /** @enum {string} */
+                            encoding: "utf8" | "base64";
+                            /** @description hex sha256 of the decoded bytes */
+                            sha256: string;
+                            /** @description decoded bytes */
+                            size: number;
+                            /** @description text (utf8) or base64 of the bytes */
+                            content: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, or a path refusal (refusals name the path in details.path: APP_PATH_EMPTY, APP_PATH_ABSOLUTE, APP_PATH_TRAVERSAL, APP_PATH_HOSTILE, APP_PATH_INVALID, APP_PATH_TOO_LONG, APP_PATH_TOO_DEEP, APP_FILE_TYPE_NOT_ALLOWED, APP_PATH_DUPLICATE, APP_FILE_ENCODING, APP_FILE_BASE64_INVALID, APP_FILE_CONTENT_INVALID) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_NOT_FOUND, or APP_FILE_NOT_FOUND for ?path= (details.path) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putAppFiles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": {
+                    /** @default [] */
+                    files?: {
+                        /** @description relative, normalised by the service; refused with a stable code when absolute, climbing (..), hostile or of a type not allowed */
+                        path: string;
+                        content: string;
+                        /**
+                         * @description utf8 (default) or base64; images must be base64
+                         * @enum {string}
+                         */
+                        encoding?: "utf8" | "base64";
+                    }[];
+                    delete?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description applied (or nothing to change): the paths written and deleted, the app's new version (ETag) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        changed: boolean;
+                        version: number;
+                        written: string[];
+                        deleted: string[];
+                        fileCount: number;
+                        totalBytes: number;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, or a path refusal (refusals name the path in details.path: APP_PATH_EMPTY, APP_PATH_ABSOLUTE, APP_PATH_TRAVERSAL, APP_PATH_HOSTILE, APP_PATH_INVALID, APP_PATH_TOO_LONG, APP_PATH_TOO_DEEP, APP_FILE_TYPE_NOT_ALLOWED, APP_PATH_DUPLICATE, APP_FILE_ENCODING, APP_FILE_BASE64_INVALID, APP_FILE_CONTENT_INVALID); nothing is written */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_NOT_FOUND, or APP_FILE_NOT_FOUND: a path to delete does not exist (details.path); nothing is written */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONCURRENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PRECONDITION_FAILED: If-Match names another version of the app (details: expected, actual) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_FILE_TOO_LARGE, APP_WRITE_TOO_LARGE, APP_TOO_MANY_FILES, APP_TOO_LARGE (details.path), or a body over the request limit; nothing is written */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    appBuilderChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "message": "example"
+                 *     }
+                 */
+                "application/json": {
+                    message: string;
+                    /** @default false */
+                    stream?: boolean;
+                    /**
+                     * @description the first configured real provider when absent, else the offline scaffold
+                     * @enum {string}
+                     */
+                    provider?: "openai" | "anthropic" | "google" | "openai_compatible" | "offline";
+                    model?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the reply and the change (JSON), or with `stream: true`: text/event-stream of named events with increasing ids: `builder.started` {provider, model}, `reply.delta` {text} (real providers), `files.applied` {written, deleted, version}, `builder.completed` (the JSON answer's fields), or `error` {status, code, message, details}; `ping` every 15 s without id; no resume (each message is one stream) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        reply: string;
+                        provider: string;
+                        model: string;
+                        /** @description paths the change wrote (unchanged files left out) */
+                        written: string[];
+                        deleted: string[];
+                        /** @description the app's version after the change */
+                        version: number;
+                        usage: {
+                            promptTokens: number;
+                            completionTokens: number;
+                            totalTokens: number;
+                            cost: number;
+                        };
+                    };
+                    "text/event-stream": {
+                        event?: string;
+                        data?: string;
+                        id?: string;
+                        retry?: number;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, or the model's change broke a file rule (the same codes as PUT …/files; nothing is written) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description BUDGET_EXCEEDED: the organization's LLM budget is spent */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_NOT_FOUND: unknown, deleted or another tenant's app */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONCURRENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the model's change is over a file or app limit (nothing is written) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description BUILDER_ANSWER_INVALID: the model's file operations were malformed (nothing is written) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the LLM provider failed (PROVIDER_*) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAppContract: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the contract and the match report */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        contract: {
+                            input: {
+                                [key: string]: unknown;
+                            };
+                            output: {
+                                [key: string]: unknown;
+                            };
+                        };
+                        version: number;
+                        flow: {
+                            /** @description false when no flow is linked (or the linked one is gone) */
+                            linked: boolean;
+                            flowId: string | null;
+                            matches: boolean;
+                            mismatches: {
+                                /** @enum {string} */
+                                side: "input" | "output";
+                                /** @description JSON Pointer into the contract's schema of that side; empty for the whole side */
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_NOT_FOUND: unknown, deleted or another tenant's app */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putAppContract: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "input": {},
+                 *       "output": {}
+                 *     }
+                 */
+                "application/json": {
+                    input: {
+                        [key: string]: unknown;
+                    };
+                    output: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description saved (or unchanged), with the match report */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        contract: {
+                            input: {
+                                [key: string]: unknown;
+                            };
+                            output: {
+                                [key: string]: unknown;
+                            };
+                        };
+                        version: number;
+                        flow: {
+                            /** @description false when no flow is linked (or the linked one is gone) */
+                            linked: boolean;
+                            flowId: string | null;
+                            matches: boolean;
+                            mismatches: {
+                                /** @enum {string} */
+                                side: "input" | "output";
+                                /** @description JSON Pointer into the contract's schema of that side; empty for the whole side */
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, APP_CONTRACT_INVALID (details: side, errors with ajv's paths and messages) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_NOT_FOUND: unknown, deleted or another tenant's app */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONCURRENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PRECONDITION_FAILED: If-Match names another version of the app (details: expected, actual) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_CONTRACT_TOO_LARGE (64 KiB as JSON) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    linkAppFlow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "flowId": "example"
+                 *     }
+                 */
+                "application/json": {
+                    flowId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description linked (or already linked), with the match report */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        app: {
+                            id: string;
+                            name: string;
+                            description: string;
+                            flowId: string | null;
+                            contract: {
+                                input: {
+                                    [key: string]: unknown;
+                                };
+                                output: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            fileCount: number;
+                            totalBytes: number;
+                            versionCount: number;
+                            /** @description the app's version: its ETag and what If-Match names */
+                            version: number;
+                            createdAt: string;
+                            updatedAt: string;
+                        };
+                        flow: {
+                            /** @description false when no flow is linked (or the linked one is gone) */
+                            linked: boolean;
+                            flowId: string | null;
+                            matches: boolean;
+                            mismatches: {
+                                /** @enum {string} */
+                                side: "input" | "output";
+                                /** @description JSON Pointer into the contract's schema of that side; empty for the whole side */
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_NOT_FOUND, or FLOW_NOT_FOUND: no flow the caller can run has that id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONCURRENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PRECONDITION_FAILED: If-Match names another version of the app (details: expected, actual) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    unlinkAppFlow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description unlinked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        app: {
+                            id: string;
+                            name: string;
+                            description: string;
+                            flowId: string | null;
+                            contract: {
+                                input: {
+                                    [key: string]: unknown;
+                                };
+                                output: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            fileCount: number;
+                            totalBytes: number;
+                            versionCount: number;
+                            /** @description the app's version: its ETag and what If-Match names */
+                            version: number;
+                            createdAt: string;
+                            updatedAt: string;
+                        };
+                        previousFlowId: string;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_NOT_FOUND: unknown, deleted or another tenant's app */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_FLOW_NOT_LINKED, or CONCURRENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PRECONDITION_FAILED: If-Match names another version of the app (details: expected, actual) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createAppFlow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": {
+                    /** @description the flow's name; "<app name> backend" when absent */
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description created and linked; the report shows it matches */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        app: {
+                            id: string;
+                            name: string;
+                            description: string;
+                            flowId: string | null;
+                            contract: {
+                                input: {
+                                    [key: string]: unknown;
+                                };
+                                output: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            fileCount: number;
+                            totalBytes: number;
+                            versionCount: number;
+                            /** @description the app's version: its ETag and what If-Match names */
+                            version: number;
+                            createdAt: string;
+                            updatedAt: string;
+                        };
+                        flow: {
+                            /** @description false when no flow is linked (or the linked one is gone) */
+                            linked: boolean;
+                            flowId: string | null;
+                            matches: boolean;
+                            mismatches: {
+                                /** @enum {string} */
+                                side: "input" | "output";
+                                /** @description JSON Pointer into the contract's schema of that side; empty for the whole side */
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                        };
+                        flowId: string;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_NOT_FOUND: unknown, deleted or another tenant's app */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONCURRENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PRECONDITION_FAILED: If-Match names another version of the app (details: expected, actual) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAppVersions: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of versions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        items: {
+                            id: string;
+                            /** @description 1, 2, 3… in the order taken */
+                            number: number;
+                            label: string | null;
+                            /** @description when it was taken; never changes */
+                            createdAt: string;
+                            createdBy: string | null;
+                            /** @description the app's version the snapshot records */
+                            appVersion: number;
+                            fileCount: number;
+                            totalBytes: number;
+                            files: {
+                                path: string;
+                                /** @enum {string} */
+                                encoding: "utf8" | "base64";
+                                sha256: string;
+                                size: number;
+                            }[];
+                            flowId: string | null;
+                            /** @description the linked flow's version when taken */
+                            flowVersion: number | null;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED (limit, cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_NOT_FOUND: unknown, deleted or another tenant's app */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createAppVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": {
+                    label?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the new version */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        version: {
+                            id: string;
+                            /** @description 1, 2, 3… in the order taken */
+                            number: number;
+                            label: string | null;
+                            /** @description when it was taken; never changes */
+                            createdAt: string;
+                            createdBy: string | null;
+                            /** @description the app's version the snapshot records */
+                            appVersion: number;
+                            fileCount: number;
+                            totalBytes: number;
+                            files: {
+                                path: string;
+                                /** @enum {string} */
+                                encoding: "utf8" | "base64";
+                                sha256: string;
+                                size: number;
+                            }[];
+                            flowId: string | null;
+                            /** @description the linked flow's version when taken */
+                            flowVersion: number | null;
+                        };
+                        appVersion: number;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_NOT_FOUND: unknown, deleted or another tenant's app */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONCURRENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PRECONDITION_FAILED: If-Match names another version of the app (details: expected, actual) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_TOO_MANY_VERSIONS (1,000 per app) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    restoreAppVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: string;
+                versionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description restored (restored: false when the head already was that version) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        restored: boolean;
+                        versionId: string;
+                        app: {
+                            id: string;
+                            name: string;
+                            description: string;
+                            flowId: string | null;
+                            contract: {
+                                input: {
+                                    [key: string]: unknown;
+                                };
+                                output: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            fileCount: number;
+                            totalBytes: number;
+                            versionCount: number;
+                            /** @description the app's version: its ETag and what If-Match names */
+                            version: number;
+                            createdAt: string;
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_NOT_FOUND, APP_VERSION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONCURRENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PRECONDITION_FAILED: If-Match names another version of the app (details: expected, actual) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getMessagingWebhook: {
@@ -17489,7 +22231,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17525,6 +22267,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     configureMessagingWebhook: {
@@ -17538,6 +22289,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://example.com/",
+                 *       "events": [
+                 *         "message"
+                 *       ],
+                 *       "secret": "example"
+                 *     }
+                 */
                 "application/json": {
                     url: string;
                     events: ("message" | "message_ack" | "session.status" | "*")[];
@@ -17617,6 +22377,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listMessagingWebhookDeliveries: {
@@ -17667,7 +22436,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17696,6 +22465,15 @@ export interface operations {
             };
             /** @description no such session (or not yours) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17749,7 +22527,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17787,6 +22565,15 @@ export interface operations {
             };
             /** @description DELIVERY_NOT_FAILED (only a failed delivery is redelivered) or WEBHOOK_INACTIVE (configure the webhook again first) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17887,6 +22674,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     registerTerminal: {
@@ -17898,6 +22694,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "example",
+                 *       "host": "example"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     host: string;
@@ -18013,6 +22815,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     terminalHeartbeat: {
@@ -18115,6 +22926,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getTerminal: {
@@ -18199,6 +23019,15 @@ export interface operations {
             };
             /** @description TERMINAL_NOT_FOUND / PROMPT_NOT_FOUND (another user's too) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18306,6 +23135,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     nextTerminalPrompt: {
@@ -18390,6 +23228,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description TOO_MANY_WAITERS: the server holds REMOTE_MAX_WAITERS waiting requests (Retry-After) */
             503: {
                 headers: {
@@ -18413,6 +23260,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "content": "example",
+                 *       "status": "completed"
+                 *     }
+                 */
                 "application/json": {
                     content: string;
                     /** @enum {string} */
@@ -18517,6 +23370,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     recordTerminalPromptSteps: {
@@ -18531,6 +23393,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "steps": [
+                 *         {
+                 *           "seq": 0,
+                 *           "kind": "thinking",
+                 *           "content": "example"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     steps: {
                         seq: number;
@@ -18639,6 +23512,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     mirrorTerminalThread: {
@@ -18652,6 +23534,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "entries": [
+                 *         {
+                 *           "seq": 0,
+                 *           "role": "user",
+                 *           "content": "example"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     entries: {
                         seq: number;
@@ -18731,6 +23624,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     setTerminalThinking: {
@@ -18744,6 +23646,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "thinking": true
+                 *     }
+                 */
                 "application/json": {
                     thinking: boolean;
                     label?: string;
@@ -18856,6 +23763,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     sendTerminalPrompt: {
@@ -18869,6 +23785,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "content": "example"
+                 *     }
+                 */
                 "application/json": {
                     content: string;
                 };
@@ -18963,6 +23884,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getTerminalPrompt: {
@@ -19029,6 +23959,15 @@ export interface operations {
             };
             /** @description TERMINAL_NOT_FOUND / PROMPT_NOT_FOUND (another user's too) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19118,6 +24057,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listTerminalThread: {
@@ -19187,6 +24135,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     streamTerminalEvents: {
@@ -19207,7 +24164,14 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/event-stream": {
+                        event?: string;
+                        data?: string;
+                        id?: string;
+                        retry?: number;
+                    };
+                };
             };
             /** @description VALIDATION_FAILED (details.fields names the field) */
             400: {
@@ -19229,6 +24193,15 @@ export interface operations {
             };
             /** @description TERMINAL_NOT_FOUND / PROMPT_NOT_FOUND (another user's too) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19281,8 +24254,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19301,6 +24283,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "example"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                 };
@@ -19328,7 +24315,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19364,6 +24351,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     incrementProbe: {
@@ -19377,6 +24373,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "by": -1000000
+                 *     }
+                 */
                 "application/json": {
                     by: number;
                 };
@@ -19404,7 +24405,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19449,6 +24450,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getProbe: {
@@ -19483,7 +24493,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19494,6 +24504,15 @@ export interface operations {
             };
             /** @description no such probe */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19564,6 +24583,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description no or invalid credentials */
             401: {
                 headers: {
@@ -19575,6 +24603,15 @@ export interface operations {
             };
             /** @description the role lacks view_resources */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19624,6 +24661,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description no or invalid credentials */
             401: {
                 headers: {
@@ -19635,6 +24681,15 @@ export interface operations {
             };
             /** @description not an operator (OPERATOR_ONLY) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19683,7 +24738,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, BODY_TOO_DEEP, a domain code) */
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19703,6 +24758,15 @@ export interface operations {
             };
             /** @description not an operator (OPERATOR_ONLY) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19857,6 +24921,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description no or invalid credentials */
             401: {
                 headers: {
@@ -19868,6 +24941,15 @@ export interface operations {
             };
             /** @description not an operator (OPERATOR_ONLY) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19893,6 +24975,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description no credential, or neither the metrics token nor a valid user credential */
             401: {
                 headers: {
@@ -19904,6 +24995,15 @@ export interface operations {
             };
             /** @description a valid user credential that is not an operator (OPERATOR_ONLY) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19995,6 +25095,7292 @@ export interface operations {
             };
             /** @description the role lacks view_resources */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createAppPreview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the preview URL (shown once) and when it expires (APPS_PREVIEW_TTL_SECONDS) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        url: string;
+                        expiresAt: string;
+                        previewId: string;
+                        files: number;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_BUILD_FAILED (details.problems: [{file, line, column, message}]), APP_BUILD_TIMEOUT, APP_BUILD_TOO_LARGE: the current files do not build */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                            details: {
+                                problems: {
+                                    file: string | null;
+                                    line: number | null;
+                                    column: number | null;
+                                    message: string;
+                                }[];
+                                log: string[];
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteAppPreview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description revoked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @constant */
+                        revoked: true;
+                        previewId: string;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_NOT_FOUND, PREVIEW_NOT_FOUND (no live preview) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAppDeployment: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description status and history */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        appId: string;
+                        /**
+                         * @description the latest deployment's status, NONE before the first
+                         * @enum {string}
+                         */
+                        status: "QUEUED" | "BUILDING" | "READY" | "ERROR" | "CANCELED" | "NONE";
+                        /** @description the public URL while a deployment is live */
+                        url: string | null;
+                        live: {
+                            deploymentId: string;
+                            number: number;
+                            versionId: string;
+                            versionNumber: number;
+                            flowId: string | null;
+                            redeployOf: string | null;
+                            /** @enum {string} */
+                            status: "QUEUED" | "BUILDING" | "READY" | "ERROR" | "CANCELED";
+                            /** @description the public URL serves this one */
+                            live: boolean;
+                            requestedAt: string;
+                            requestedBy: string | null;
+                            startedAt: string | null;
+                            finishedAt: string | null;
+                            timings: {
+                                queuedMs: number | null;
+                                buildMs: number | null;
+                                totalMs: number | null;
+                            };
+                            attempts: number;
+                            files: number | null;
+                            bytes: number | null;
+                            log: string[];
+                            error: {
+                                code: string;
+                                message: string;
+                                problems: {
+                                    file: string | null;
+                                    line: number | null;
+                                    column: number | null;
+                                    message: string;
+                                }[];
+                            } | null;
+                            servedFrom: string | null;
+                            servedUntil: string | null;
+                            withdrawnAt: string | null;
+                        } | null;
+                        latest: {
+                            deploymentId: string;
+                            number: number;
+                            versionId: string;
+                            versionNumber: number;
+                            flowId: string | null;
+                            redeployOf: string | null;
+                            /** @enum {string} */
+                            status: "QUEUED" | "BUILDING" | "READY" | "ERROR" | "CANCELED";
+                            /** @description the public URL serves this one */
+                            live: boolean;
+                            requestedAt: string;
+                            requestedBy: string | null;
+                            startedAt: string | null;
+                            finishedAt: string | null;
+                            timings: {
+                                queuedMs: number | null;
+                                buildMs: number | null;
+                                totalMs: number | null;
+                            };
+                            attempts: number;
+                            files: number | null;
+                            bytes: number | null;
+                            log: string[];
+                            error: {
+                                code: string;
+                                message: string;
+                                problems: {
+                                    file: string | null;
+                                    line: number | null;
+                                    column: number | null;
+                                    message: string;
+                                }[];
+                            } | null;
+                            servedFrom: string | null;
+                            servedUntil: string | null;
+                            withdrawnAt: string | null;
+                        } | null;
+                        history: {
+                            deploymentId: string;
+                            number: number;
+                            versionId: string;
+                            versionNumber: number;
+                            flowId: string | null;
+                            redeployOf: string | null;
+                            /** @enum {string} */
+                            status: "QUEUED" | "BUILDING" | "READY" | "ERROR" | "CANCELED";
+                            /** @description the public URL serves this one */
+                            live: boolean;
+                            requestedAt: string;
+                            requestedBy: string | null;
+                            startedAt: string | null;
+                            finishedAt: string | null;
+                            timings: {
+                                queuedMs: number | null;
+                                buildMs: number | null;
+                                totalMs: number | null;
+                            };
+                            attempts: number;
+                            files: number | null;
+                            bytes: number | null;
+                            log: string[];
+                            error: {
+                                code: string;
+                                message: string;
+                                problems: {
+                                    file: string | null;
+                                    line: number | null;
+                                    column: number | null;
+                                    message: string;
+                                }[];
+                            } | null;
+                            servedFrom: string | null;
+                            servedUntil: string | null;
+                            withdrawnAt: string | null;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deployApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": {
+                    versionId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the deployment, QUEUED; follow it with GET /apps/{appId}/deploy */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        deployment: {
+                            deploymentId: string;
+                            number: number;
+                            versionId: string;
+                            versionNumber: number;
+                            flowId: string | null;
+                            redeployOf: string | null;
+                            /** @enum {string} */
+                            status: "QUEUED" | "BUILDING" | "READY" | "ERROR" | "CANCELED";
+                            /** @description the public URL serves this one */
+                            live: boolean;
+                            requestedAt: string;
+                            requestedBy: string | null;
+                            startedAt: string | null;
+                            finishedAt: string | null;
+                            timings: {
+                                queuedMs: number | null;
+                                buildMs: number | null;
+                                totalMs: number | null;
+                            };
+                            attempts: number;
+                            files: number | null;
+                            bytes: number | null;
+                            log: string[];
+                            error: {
+                                code: string;
+                                message: string;
+                                problems: {
+                                    file: string | null;
+                                    line: number | null;
+                                    column: number | null;
+                                    message: string;
+                                }[];
+                            } | null;
+                            servedFrom: string | null;
+                            servedUntil: string | null;
+                            withdrawnAt: string | null;
+                        };
+                        statusUrl: string;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_NOT_FOUND, APP_VERSION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_TOO_MANY_VERSIONS: deploying the head needs a new version and the app keeps no more */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    withdrawAppDeployment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description withdrawn */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        withdrawn: string | null;
+                        canceled: string[];
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_NOT_FOUND, APP_NOT_DEPLOYED (nothing live, queued or building) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    redeployApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the new deployment, QUEUED */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        deployment: {
+                            deploymentId: string;
+                            number: number;
+                            versionId: string;
+                            versionNumber: number;
+                            flowId: string | null;
+                            redeployOf: string | null;
+                            /** @enum {string} */
+                            status: "QUEUED" | "BUILDING" | "READY" | "ERROR" | "CANCELED";
+                            /** @description the public URL serves this one */
+                            live: boolean;
+                            requestedAt: string;
+                            requestedBy: string | null;
+                            startedAt: string | null;
+                            finishedAt: string | null;
+                            timings: {
+                                queuedMs: number | null;
+                                buildMs: number | null;
+                                totalMs: number | null;
+                            };
+                            attempts: number;
+                            files: number | null;
+                            bytes: number | null;
+                            log: string[];
+                            error: {
+                                code: string;
+                                message: string;
+                                problems: {
+                                    file: string | null;
+                                    line: number | null;
+                                    column: number | null;
+                                    message: string;
+                                }[];
+                            } | null;
+                            servedFrom: string | null;
+                            servedUntil: string | null;
+                            withdrawnAt: string | null;
+                        };
+                        statusUrl: string;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOTHING_TO_REDEPLOY: no deployment is live */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSkillsContextSummary: {
+        parameters: {
+            query?: {
+                /** @description the model family to count for (default openai) */
+                provider?: "openai" | "anthropic" | "google" | "openai_compatible" | "offline";
+                /** @description e.g. gpt-4o, claude-sonnet-4-5, gemini-2.5-pro */
+                model?: string;
+                /** @description count the skills active for this flow (overrides applied) instead of the globally enabled ones */
+                flowId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the counts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        provider: string;
+                        model: string | null;
+                        flowId: string | null;
+                        encoding: string;
+                        estimate: boolean;
+                        note: string;
+                        skills: {
+                            id: string;
+                            name: string;
+                            /** @enum {string} */
+                            reason: "enabled_globally" | "enabled_for_flow" | "disabled_globally" | "disabled_for_flow";
+                            descriptionTokens: number;
+                            contentTokens: number;
+                            contentChars: number;
+                        }[];
+                        total: {
+                            skills: number;
+                            alwaysInjectedTokens: number;
+                            descriptionTokens: number;
+                            contentTokens: number;
+                            allLoadedTokens: number;
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FLOW_NOT_FOUND (flowId given: missing or another tenant's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listSkills: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                /** @description only enabled (true) or disabled (false) skills */
+                enabled?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        items: {
+                            id: string;
+                            name: string;
+                            description: string;
+                            enabled: boolean;
+                            contentChars: number;
+                            flowOverrides: {
+                                flowId: string;
+                                enabled: boolean;
+                            }[];
+                            ownerId: string;
+                            createdAt: string;
+                            updatedAt: string;
+                            version: number;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SKILL_NOT_FOUND (missing, deleted or another tenant's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createSkill: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "example",
+                 *       "description": "example",
+                 *       "content": "example"
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    /** @description short: this is what every prompt carries; the content is loaded on demand */
+                    description: string;
+                    /** @description the instructions, at most 20000 characters (400 SKILL_CONTENT_TOO_LONG beyond) */
+                    content: string;
+                    /** @default true */
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description created (ETag: its version) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        skill: {
+                            id: string;
+                            name: string;
+                            description: string;
+                            enabled: boolean;
+                            contentChars: number;
+                            flowOverrides: {
+                                flowId: string;
+                                enabled: boolean;
+                            }[];
+                            ownerId: string;
+                            createdAt: string;
+                            updatedAt: string;
+                            version: number;
+                            content: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED (names the field), SKILL_CONTENT_TOO_LONG (details.field body.content, limit, actual) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SKILL_NOT_FOUND (missing, deleted or another tenant's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TOO_MANY_SKILLS: the owner already holds 100 skills */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSkill: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                skillId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the skill */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        skill: {
+                            id: string;
+                            name: string;
+                            description: string;
+                            enabled: boolean;
+                            contentChars: number;
+                            flowOverrides: {
+                                flowId: string;
+                                enabled: boolean;
+                            }[];
+                            ownerId: string;
+                            createdAt: string;
+                            updatedAt: string;
+                            version: number;
+                            content: string;
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SKILL_NOT_FOUND (missing, deleted or another tenant's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateSkill: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                skillId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "example",
+                 *       "description": "example",
+                 *       "content": "example"
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    description: string;
+                    /** @description the instructions, at most 20000 characters (400 SKILL_CONTENT_TOO_LONG beyond) */
+                    content: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the skill as replaced */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        skill: {
+                            id: string;
+                            name: string;
+                            description: string;
+                            enabled: boolean;
+                            contentChars: number;
+                            flowOverrides: {
+                                flowId: string;
+                                enabled: boolean;
+                            }[];
+                            ownerId: string;
+                            createdAt: string;
+                            updatedAt: string;
+                            version: number;
+                            content: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, SKILL_CONTENT_TOO_LONG */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SKILL_NOT_FOUND (missing, deleted or another tenant's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PRECONDITION_FAILED */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteSkill: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                skillId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @constant */
+                        deleted: true;
+                        id: string;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SKILL_NOT_FOUND (missing, deleted or another tenant's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setSkillEnabled: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                skillId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": true
+                 *     }
+                 */
+                "application/json": {
+                    enabled: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description the skill */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        skill: {
+                            id: string;
+                            name: string;
+                            description: string;
+                            enabled: boolean;
+                            contentChars: number;
+                            flowOverrides: {
+                                flowId: string;
+                                enabled: boolean;
+                            }[];
+                            ownerId: string;
+                            createdAt: string;
+                            updatedAt: string;
+                            version: number;
+                            content: string;
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SKILL_NOT_FOUND (missing, deleted or another tenant's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listFlowSkills: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                /** @description only active (true) or inactive (false) skills */
+                active?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                flowId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page (oldest skill first) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        flowId: string;
+                        items: {
+                            id: string;
+                            name: string;
+                            description: string;
+                            enabled: boolean;
+                            contentChars: number;
+                            flowOverrides: {
+                                flowId: string;
+                                enabled: boolean;
+                            }[];
+                            ownerId: string;
+                            createdAt: string;
+                            updatedAt: string;
+                            version: number;
+                            active: boolean;
+                            /** @enum {string} */
+                            reason: "enabled_globally" | "enabled_for_flow" | "disabled_globally" | "disabled_for_flow";
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FLOW_NOT_FOUND (missing, deleted or another tenant's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setFlowSkill: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                flowId: string;
+                skillId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": true
+                 *     }
+                 */
+                "application/json": {
+                    /** @description true/false: override the global switch for this flow; null: remove the override */
+                    enabled: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the skill as it now stands for the flow */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        flowId: string;
+                        skill: {
+                            id: string;
+                            name: string;
+                            description: string;
+                            enabled: boolean;
+                            contentChars: number;
+                            flowOverrides: {
+                                flowId: string;
+                                enabled: boolean;
+                            }[];
+                            ownerId: string;
+                            createdAt: string;
+                            updatedAt: string;
+                            version: number;
+                            content: string;
+                        };
+                        active: boolean;
+                        /** @enum {string} */
+                        reason: "enabled_globally" | "enabled_for_flow" | "disabled_globally" | "disabled_for_flow";
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FLOW_NOT_FOUND or SKILL_NOT_FOUND (missing, deleted or another tenant's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TOO_MANY_FLOW_OVERRIDES: the skill already has 1000 per-flow overrides */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAssistantConversations: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        items: {
+                            id: string;
+                            title: string;
+                            messageCount: number;
+                            runningMessageId: string | null;
+                            createdAt: string;
+                            updatedAt: string;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createAssistantConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": {
+                    title?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        conversation: {
+                            id: string;
+                            title: string;
+                            messageCount: number;
+                            runningMessageId: string | null;
+                            createdAt: string;
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAssistantConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the conversation */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        conversation: {
+                            id: string;
+                            title: string;
+                            messageCount: number;
+                            runningMessageId: string | null;
+                            createdAt: string;
+                            updatedAt: string;
+                        };
+                        messages: {
+                            id: string;
+                            /** @enum {string} */
+                            role: "user" | "assistant";
+                            content: string;
+                            status: ("running" | "completed" | "cancelled" | "failed") | null;
+                            replyTo: string | null;
+                            tools: {
+                                toolCallId: string;
+                                name: string;
+                                input: {
+                                    [key: string]: unknown;
+                                };
+                                iteration: number;
+                                result: {
+                                    content: string;
+                                    isError: boolean;
+                                } | null;
+                            }[];
+                            finishReason: string | null;
+                            usage: {
+                                promptTokens: number;
+                                completionTokens: number;
+                                totalTokens: number;
+                            } | null;
+                            cost: number | null;
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            feedback: {
+                                /** @enum {string} */
+                                rating: "like" | "dislike";
+                                comment: string | null;
+                                at: string;
+                            } | null;
+                            provider: string | null;
+                            model: string | null;
+                            at: string;
+                            completedAt: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONVERSATION_NOT_FOUND (missing, deleted or another user's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteAssistantConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @constant */
+                        deleted: true;
+                        id: string;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONVERSATION_NOT_FOUND (missing, deleted or another user's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    renameAssistantConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "example"
+                 *     }
+                 */
+                "application/json": {
+                    title: string;
+                };
+            };
+        };
+        responses: {
+            /** @description renamed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        conversation: {
+                            id: string;
+                            title: string;
+                            messageCount: number;
+                            runningMessageId: string | null;
+                            createdAt: string;
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONVERSATION_NOT_FOUND (missing, deleted or another user's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    sendAssistantMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "content": "example"
+                 *     }
+                 */
+                "application/json": {
+                    content: string;
+                    /**
+                     * @description true: answer text/event-stream (message.started, message.delta, tool.called, tool.result, message.completed, error; ping every 15 s)
+                     * @default false
+                     */
+                    stream?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description JSON {message, reply} when done; with stream: true, text/event-stream: message.started, message.delta, tool.called, tool.result, message.completed ({message}: the reply, status completed | cancelled | failed), error; ping every 15 s. Content ≤ 20000 characters. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: {
+                            id: string;
+                            /** @enum {string} */
+                            role: "user" | "assistant";
+                            content: string;
+                            status: ("running" | "completed" | "cancelled" | "failed") | null;
+                            replyTo: string | null;
+                            tools: {
+                                toolCallId: string;
+                                name: string;
+                                input: {
+                                    [key: string]: unknown;
+                                };
+                                iteration: number;
+                                result: {
+                                    content: string;
+                                    isError: boolean;
+                                } | null;
+                            }[];
+                            finishReason: string | null;
+                            usage: {
+                                promptTokens: number;
+                                completionTokens: number;
+                                totalTokens: number;
+                            } | null;
+                            cost: number | null;
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            feedback: {
+                                /** @enum {string} */
+                                rating: "like" | "dislike";
+                                comment: string | null;
+                                at: string;
+                            } | null;
+                            provider: string | null;
+                            model: string | null;
+                            at: string;
+                            completedAt: string | null;
+                        };
+                        reply: {
+                            id: string;
+                            /** @enum {string} */
+                            role: "user" | "assistant";
+                            content: string;
+                            status: ("running" | "completed" | "cancelled" | "failed") | null;
+                            replyTo: string | null;
+                            tools: {
+                                toolCallId: string;
+                                name: string;
+                                input: {
+                                    [key: string]: unknown;
+                                };
+                                iteration: number;
+                                result: {
+                                    content: string;
+                                    isError: boolean;
+                                } | null;
+                            }[];
+                            finishReason: string | null;
+                            usage: {
+                                promptTokens: number;
+                                completionTokens: number;
+                                totalTokens: number;
+                            } | null;
+                            cost: number | null;
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            feedback: {
+                                /** @enum {string} */
+                                rating: "like" | "dislike";
+                                comment: string | null;
+                                at: string;
+                            } | null;
+                            provider: string | null;
+                            model: string | null;
+                            at: string;
+                            completedAt: string | null;
+                        };
+                    };
+                    "text/event-stream": {
+                        event?: string;
+                        data?: string;
+                        id?: string;
+                        retry?: number;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONVERSATION_NOT_FOUND (missing, deleted or another user's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONVERSATION_BUSY (details.runningMessageId: cancel it with POST …/cancel) or TOO_MANY_MESSAGES */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelAssistantGeneration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the reply as kept */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        cancelled: boolean;
+                        message: {
+                            id: string;
+                            /** @enum {string} */
+                            role: "user" | "assistant";
+                            content: string;
+                            status: ("running" | "completed" | "cancelled" | "failed") | null;
+                            replyTo: string | null;
+                            tools: {
+                                toolCallId: string;
+                                name: string;
+                                input: {
+                                    [key: string]: unknown;
+                                };
+                                iteration: number;
+                                result: {
+                                    content: string;
+                                    isError: boolean;
+                                } | null;
+                            }[];
+                            finishReason: string | null;
+                            usage: {
+                                promptTokens: number;
+                                completionTokens: number;
+                                totalTokens: number;
+                            } | null;
+                            cost: number | null;
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            feedback: {
+                                /** @enum {string} */
+                                rating: "like" | "dislike";
+                                comment: string | null;
+                                at: string;
+                            } | null;
+                            provider: string | null;
+                            model: string | null;
+                            at: string;
+                            completedAt: string | null;
+                        } | null;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONVERSATION_NOT_FOUND (missing, deleted or another user's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    sendAssistantFeedback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversationId: string;
+                messageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "rating": "like"
+                 *     }
+                 */
+                "application/json": {
+                    rating: ("like" | "dislike") | null;
+                    comment?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the message with its feedback */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: {
+                            id: string;
+                            /** @enum {string} */
+                            role: "user" | "assistant";
+                            content: string;
+                            status: ("running" | "completed" | "cancelled" | "failed") | null;
+                            replyTo: string | null;
+                            tools: {
+                                toolCallId: string;
+                                name: string;
+                                input: {
+                                    [key: string]: unknown;
+                                };
+                                iteration: number;
+                                result: {
+                                    content: string;
+                                    isError: boolean;
+                                } | null;
+                            }[];
+                            finishReason: string | null;
+                            usage: {
+                                promptTokens: number;
+                                completionTokens: number;
+                                totalTokens: number;
+                            } | null;
+                            cost: number | null;
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            feedback: {
+                                /** @enum {string} */
+                                rating: "like" | "dislike";
+                                comment: string | null;
+                                at: string;
+                            } | null;
+                            provider: string | null;
+                            model: string | null;
+                            at: string;
+                            completedAt: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, FEEDBACK_ON_USER_MESSAGE (feedback is for the assistant's messages) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONVERSATION_NOT_FOUND or MESSAGE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAgents: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of agents */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        items: {
+                            id: string;
+                            name: string;
+                            description: string;
+                            provider: string;
+                            model: string;
+                            instructions: string;
+                            tools: {
+                                [key: string]: unknown;
+                            }[];
+                            skills: string[];
+                            memory: {
+                                enabled: boolean;
+                                scope: string;
+                            } | null;
+                            limits: {
+                                maxIterations: number;
+                                maxToolCalls: number;
+                                maxTokens: number | null;
+                                timeoutMs: number;
+                            };
+                            temperature: number | null;
+                            ownerId: string;
+                            orgId: string | null;
+                            workspaceId: string | null;
+                            createdAt: string;
+                            updatedAt: string;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "example",
+                 *       "provider": "openai",
+                 *       "model": "example"
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    /** @default  */
+                    description?: string;
+                    /** @enum {string} */
+                    provider: "openai" | "anthropic" | "google" | "openai_compatible" | "offline";
+                    model: string;
+                    /** @default  */
+                    instructions?: string;
+                    /** @default [] */
+                    tools?: ({
+                        /** @constant */
+                        kind: "mcp_tool";
+                        serverId: string;
+                        tool: string;
+                    } | {
+                        /** @constant */
+                        kind: "flow";
+                        flowId: string;
+                        name?: string;
+                        description?: string;
+                    } | {
+                        /** @constant */
+                        kind: "memory";
+                    } | {
+                        /** @constant */
+                        kind: "http";
+                        webhookConfig: {
+                            url: string;
+                            /**
+                             * @default POST
+                             * @enum {string}
+                             */
+                            method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                            /** @default {} */
+                            headers?: {
+                                [key: string]: string;
+                            };
+                            name?: string;
+                            description?: string;
+                            inputSchema?: {
+                                [key: string]: unknown;
+                            };
+                            timeoutMs?: number;
+                        };
+                    })[];
+                    /** @default [] */
+                    skills?: string[];
+                    /** @default null */
+                    memory?: {
+                        enabled: boolean;
+                        /**
+                         * @default agent
+                         * @enum {string}
+                         */
+                        scope?: "agent" | "user" | "session";
+                    } | null;
+                    /** @default {} */
+                    limits?: {
+                        maxIterations?: number;
+                        maxToolCalls?: number;
+                        maxTokens?: number | null;
+                        timeoutMs?: number;
+                    };
+                    /** @default null */
+                    temperature?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        agent: {
+                            id: string;
+                            name: string;
+                            description: string;
+                            provider: string;
+                            model: string;
+                            instructions: string;
+                            tools: {
+                                [key: string]: unknown;
+                            }[];
+                            skills: string[];
+                            memory: {
+                                enabled: boolean;
+                                scope: string;
+                            } | null;
+                            limits: {
+                                maxIterations: number;
+                                maxToolCalls: number;
+                                maxTokens: number | null;
+                                timeoutMs: number;
+                            };
+                            temperature: number | null;
+                            ownerId: string;
+                            orgId: string | null;
+                            workspaceId: string | null;
+                            createdAt: string;
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the agent */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        agent: {
+                            id: string;
+                            name: string;
+                            description: string;
+                            provider: string;
+                            model: string;
+                            instructions: string;
+                            tools: {
+                                [key: string]: unknown;
+                            }[];
+                            skills: string[];
+                            memory: {
+                                enabled: boolean;
+                                scope: string;
+                            } | null;
+                            limits: {
+                                maxIterations: number;
+                                maxToolCalls: number;
+                                maxTokens: number | null;
+                                timeoutMs: number;
+                            };
+                            temperature: number | null;
+                            ownerId: string;
+                            orgId: string | null;
+                            workspaceId: string | null;
+                            createdAt: string;
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description AGENT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "example",
+                 *       "provider": "openai",
+                 *       "model": "example"
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    /** @default  */
+                    description?: string;
+                    /** @enum {string} */
+                    provider: "openai" | "anthropic" | "google" | "openai_compatible" | "offline";
+                    model: string;
+                    /** @default  */
+                    instructions?: string;
+                    /** @default [] */
+                    tools?: ({
+                        /** @constant */
+                        kind: "mcp_tool";
+                        serverId: string;
+                        tool: string;
+                    } | {
+                        /** @constant */
+                        kind: "flow";
+                        flowId: string;
+                        name?: string;
+                        description?: string;
+                    } | {
+                        /** @constant */
+                        kind: "memory";
+                    } | {
+                        /** @constant */
+                        kind: "http";
+                        webhookConfig: {
+                            url: string;
+                            /**
+                             * @default POST
+                             * @enum {string}
+                             */
+                            method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                            /** @default {} */
+                            headers?: {
+                                [key: string]: string;
+                            };
+                            name?: string;
+                            description?: string;
+                            inputSchema?: {
+                                [key: string]: unknown;
+                            };
+                            timeoutMs?: number;
+                        };
+                    })[];
+                    /** @default [] */
+                    skills?: string[];
+                    /** @default null */
+                    memory?: {
+                        enabled: boolean;
+                        /**
+                         * @default agent
+                         * @enum {string}
+                         */
+                        scope?: "agent" | "user" | "session";
+                    } | null;
+                    /** @default {} */
+                    limits?: {
+                        maxIterations?: number;
+                        maxToolCalls?: number;
+                        maxTokens?: number | null;
+                        timeoutMs?: number;
+                    };
+                    /** @default null */
+                    temperature?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the agent now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        agent: {
+                            id: string;
+                            name: string;
+                            description: string;
+                            provider: string;
+                            model: string;
+                            instructions: string;
+                            tools: {
+                                [key: string]: unknown;
+                            }[];
+                            skills: string[];
+                            memory: {
+                                enabled: boolean;
+                                scope: string;
+                            } | null;
+                            limits: {
+                                maxIterations: number;
+                                maxToolCalls: number;
+                                maxTokens: number | null;
+                                timeoutMs: number;
+                            };
+                            temperature: number | null;
+                            ownerId: string;
+                            orgId: string | null;
+                            workspaceId: string | null;
+                            createdAt: string;
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description AGENT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        agentId: string;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description AGENT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAgentSessions: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                agentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of sessions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        items: {
+                            id: string;
+                            agentId: string;
+                            title: string | null;
+                            messageCount: number;
+                            running: string | null;
+                            lastFinishReason: string | null;
+                            createdAt: string;
+                            updatedAt: string;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description AGENT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createAgentSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": {
+                    title?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        session: {
+                            id: string;
+                            agentId: string;
+                            title: string | null;
+                            running: string | null;
+                            createdAt: string;
+                            updatedAt: string;
+                            usage: {
+                                promptTokens: number;
+                                completionTokens: number;
+                                cachedTokens: number;
+                                cacheWriteTokens: number;
+                                totalTokens: number;
+                            };
+                            cost: number;
+                            messages: {
+                                id: string;
+                                content: string;
+                                attachments: {
+                                    name: string;
+                                    mediaType: string;
+                                    content: string;
+                                }[];
+                                createdAt: string;
+                                /** @enum {string} */
+                                status: "running" | "completed";
+                                answer: {
+                                    text: string;
+                                    finishReason: ("stop" | "length" | "content_filter" | "max_iterations" | "max_tool_calls" | "max_tokens" | "timeout" | "budget" | "cancelled" | "error" | "interrupted") | null;
+                                    iterations: number;
+                                    toolCalls: number;
+                                    usage: {
+                                        promptTokens: number;
+                                        completionTokens: number;
+                                        cachedTokens: number;
+                                        cacheWriteTokens: number;
+                                        totalTokens: number;
+                                    };
+                                    cost: number;
+                                    error: {
+                                        code: string;
+                                        message: string;
+                                    } | null;
+                                    completedAt: string | null;
+                                };
+                                toolCalls: {
+                                    id: string;
+                                    iteration: number;
+                                    name: string;
+                                    input: {
+                                        [key: string]: unknown;
+                                    };
+                                    result: {
+                                        content: string;
+                                        isError: boolean;
+                                        skipped: string | null;
+                                        durationMs: number;
+                                    } | null;
+                                }[];
+                                context: {
+                                    budgetTokens: number;
+                                    estimatedTokens: number;
+                                    includedMessageIds: string[];
+                                    droppedMessageIds: string[];
+                                };
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description AGENT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAgentSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agentId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the session */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        session: {
+                            id: string;
+                            agentId: string;
+                            title: string | null;
+                            running: string | null;
+                            createdAt: string;
+                            updatedAt: string;
+                            usage: {
+                                promptTokens: number;
+                                completionTokens: number;
+                                cachedTokens: number;
+                                cacheWriteTokens: number;
+                                totalTokens: number;
+                            };
+                            cost: number;
+                            messages: {
+                                id: string;
+                                content: string;
+                                attachments: {
+                                    name: string;
+                                    mediaType: string;
+                                    content: string;
+                                }[];
+                                createdAt: string;
+                                /** @enum {string} */
+                                status: "running" | "completed";
+                                answer: {
+                                    text: string;
+                                    finishReason: ("stop" | "length" | "content_filter" | "max_iterations" | "max_tool_calls" | "max_tokens" | "timeout" | "budget" | "cancelled" | "error" | "interrupted") | null;
+                                    iterations: number;
+                                    toolCalls: number;
+                                    usage: {
+                                        promptTokens: number;
+                                        completionTokens: number;
+                                        cachedTokens: number;
+                                        cacheWriteTokens: number;
+                                        totalTokens: number;
+                                    };
+                                    cost: number;
+                                    error: {
+                                        code: string;
+                                        message: string;
+                                    } | null;
+                                    completedAt: string | null;
+                                };
+                                toolCalls: {
+                                    id: string;
+                                    iteration: number;
+                                    name: string;
+                                    input: {
+                                        [key: string]: unknown;
+                                    };
+                                    result: {
+                                        content: string;
+                                        isError: boolean;
+                                        skipped: string | null;
+                                        durationMs: number;
+                                    } | null;
+                                }[];
+                                context: {
+                                    budgetTokens: number;
+                                    estimatedTokens: number;
+                                    includedMessageIds: string[];
+                                    droppedMessageIds: string[];
+                                };
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SESSION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteAgentSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agentId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        sessionId: string;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SESSION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    sendAgentMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agentId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "content": "example"
+                 *     }
+                 */
+                "application/json": {
+                    content: string;
+                    /** @default false */
+                    stream?: boolean;
+                    /** @default [] */
+                    attachments?: {
+                        name: string;
+                        /** @default text/plain */
+                        mediaType?: string;
+                        content: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description the message with its answer (JSON), or with `stream: true`: text/event-stream of named events, each with `id:` (the session stream revision): `message.started`, `message.delta` {text}, `tool.called`, `tool.result`, `message.completed` {text, finishReason, usage, cost, iterations}, `error`; `ping` every AGENTS_SSE_PING_SECONDS without id */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: {
+                            id: string;
+                            content: string;
+                            attachments: {
+                                name: string;
+                                mediaType: string;
+                                content: string;
+                            }[];
+                            createdAt: string;
+                            /** @enum {string} */
+                            status: "running" | "completed";
+                            answer: {
+                                text: string;
+                                finishReason: ("stop" | "length" | "content_filter" | "max_iterations" | "max_tool_calls" | "max_tokens" | "timeout" | "budget" | "cancelled" | "error" | "interrupted") | null;
+                                iterations: number;
+                                toolCalls: number;
+                                usage: {
+                                    promptTokens: number;
+                                    completionTokens: number;
+                                    cachedTokens: number;
+                                    cacheWriteTokens: number;
+                                    totalTokens: number;
+                                };
+                                cost: number;
+                                error: {
+                                    code: string;
+                                    message: string;
+                                } | null;
+                                completedAt: string | null;
+                            };
+                            toolCalls: {
+                                id: string;
+                                iteration: number;
+                                name: string;
+                                input: {
+                                    [key: string]: unknown;
+                                };
+                                result: {
+                                    content: string;
+                                    isError: boolean;
+                                    skipped: string | null;
+                                    durationMs: number;
+                                } | null;
+                            }[];
+                            context: {
+                                budgetTokens: number;
+                                estimatedTokens: number;
+                                includedMessageIds: string[];
+                                droppedMessageIds: string[];
+                            };
+                        };
+                    };
+                    "text/event-stream": {
+                        event?: string;
+                        data?: string;
+                        id?: string;
+                        retry?: number;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, UNKNOWN_PROVIDER, PROVIDER_NOT_CONFIGURED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payment required: the budget is spent */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description AGENT_NOT_FOUND or SESSION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SESSION_BUSY: a turn is running (details.messageId) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    streamAgentMessageEvents: {
+        parameters: {
+            query?: {
+                lastEventId?: string;
+            };
+            header?: never;
+            path: {
+                agentId: string;
+                sessionId: string;
+                messageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description with `stream: true`: text/event-stream of named events, each with `id:` (the session stream revision): `message.started`, `message.delta` {text}, `tool.called`, `tool.result`, `message.completed` {text, finishReason, usage, cost, iterations}, `error`; `ping` every AGENTS_SSE_PING_SECONDS without id */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": {
+                        event?: string;
+                        data?: string;
+                        id?: string;
+                        retry?: number;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SESSION_NOT_FOUND or MESSAGE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelAgentMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agentId: string;
+                sessionId: string;
+                messageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the message as it stands */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: {
+                            id: string;
+                            content: string;
+                            attachments: {
+                                name: string;
+                                mediaType: string;
+                                content: string;
+                            }[];
+                            createdAt: string;
+                            /** @enum {string} */
+                            status: "running" | "completed";
+                            answer: {
+                                text: string;
+                                finishReason: ("stop" | "length" | "content_filter" | "max_iterations" | "max_tool_calls" | "max_tokens" | "timeout" | "budget" | "cancelled" | "error" | "interrupted") | null;
+                                iterations: number;
+                                toolCalls: number;
+                                usage: {
+                                    promptTokens: number;
+                                    completionTokens: number;
+                                    cachedTokens: number;
+                                    cacheWriteTokens: number;
+                                    totalTokens: number;
+                                };
+                                cost: number;
+                                error: {
+                                    code: string;
+                                    message: string;
+                                } | null;
+                                completedAt: string | null;
+                            };
+                            toolCalls: {
+                                id: string;
+                                iteration: number;
+                                name: string;
+                                input: {
+                                    [key: string]: unknown;
+                                };
+                                result: {
+                                    content: string;
+                                    isError: boolean;
+                                    skipped: string | null;
+                                    durationMs: number;
+                                } | null;
+                            }[];
+                            context: {
+                                budgetTokens: number;
+                                estimatedTokens: number;
+                                includedMessageIds: string[];
+                                droppedMessageIds: string[];
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SESSION_NOT_FOUND or MESSAGE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    downloadObject: {
+        parameters: {
+            query: {
+                expires: string;
+                sig: string;
+                name?: string;
+            };
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the file, as an attachment with its stored Content-Type */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description URL_EXPIRED (ask for a new URL) or URL_INVALID (the signature does not match) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description OBJECT_NOT_FOUND: no such file (deleted), or this store does not serve downloads itself */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listApplications: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                vacancyId?: string;
+                status?: "received" | "screening" | "interview" | "offer" | "hired" | "rejected" | "withdrawn";
+                q?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page (with `q`, a page may hold fewer than `limit` items while `nextCursor` leads on) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        items: {
+                            id: string;
+                            vacancyId: string;
+                            /** @enum {string} */
+                            status: "received" | "screening" | "interview" | "offer" | "hired" | "rejected" | "withdrawn";
+                            name: string | null;
+                            email: string | null;
+                            coverLetter: string | null;
+                            cvExcerpt: string | null;
+                            cv: {
+                                filename: string | null;
+                                size: number;
+                                pages: number;
+                                /** @enum {string} */
+                                textStatus: "ok" | "no_text";
+                                sha256: string;
+                                downloadUrl: string;
+                                downloadExpiresAt: string;
+                            };
+                            history: {
+                                /** @enum {string} */
+                                from: "received" | "screening" | "interview" | "offer" | "hired" | "rejected" | "withdrawn";
+                                /** @enum {string} */
+                                to: "received" | "screening" | "interview" | "offer" | "hired" | "rejected" | "withdrawn";
+                                note: string | null;
+                                by: string;
+                                at: string;
+                            }[];
+                            receivedAt: string;
+                            updatedAt: string;
+                            version: number;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    submitApplication: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** @description the vacancy applied to */
+                    vacancyId: string;
+                    /** @description the organization of the vacancy (default: CAREERS_ORG_ID) */
+                    orgId?: string;
+                    name: string;
+                    /** Format: email */
+                    email: string;
+                    coverLetter?: string;
+                    /**
+                     * Format: binary
+                     * @description the CV, a PDF of at most 10 MiB and 50 pages
+                     */
+                    cv: string;
+                    /** @description honeypot: leave empty (hidden in the form) */
+                    website?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the same email applied to this vacancy less than 24 hours ago: the first application's id, nothing stored */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        applicationId: string;
+                        /** @constant */
+                        status: "received";
+                        duplicate: boolean;
+                    };
+                };
+            };
+            /** @description received */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        applicationId: string;
+                        /** @constant */
+                        status: "received";
+                        duplicate: boolean;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ORG_NOT_FOUND: no such organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FILE_TOO_LARGE: the CV is larger than 10 MiB (refused while streaming) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: too many applications from this address or for this email (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    changeApplicationStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                applicationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "status": "received"
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    status: "received" | "screening" | "interview" | "offer" | "hired" | "rejected" | "withdrawn";
+                    note?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the application after the change */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        application: {
+                            id: string;
+                            vacancyId: string;
+                            /** @enum {string} */
+                            status: "received" | "screening" | "interview" | "offer" | "hired" | "rejected" | "withdrawn";
+                            name: string | null;
+                            email: string | null;
+                            coverLetter: string | null;
+                            cvExcerpt: string | null;
+                            cv: {
+                                filename: string | null;
+                                size: number;
+                                pages: number;
+                                /** @enum {string} */
+                                textStatus: "ok" | "no_text";
+                                sha256: string;
+                                downloadUrl: string;
+                                downloadExpiresAt: string;
+                            };
+                            history: {
+                                /** @enum {string} */
+                                from: "received" | "screening" | "interview" | "offer" | "hired" | "rejected" | "withdrawn";
+                                /** @enum {string} */
+                                to: "received" | "screening" | "interview" | "offer" | "hired" | "rejected" | "withdrawn";
+                                note: string | null;
+                                by: string;
+                                at: string;
+                            }[];
+                            receivedAt: string;
+                            updatedAt: string;
+                            version: number;
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APPLICATION_NOT_FOUND (missing, deleted or another organization's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_STATUS_TRANSITION (details: from, to, allowed). Allowed: received → screening|rejected|withdrawn; screening → interview|rejected|withdrawn; interview → offer|rejected|withdrawn; offer → hired|rejected|withdrawn; hired → (none); rejected → screening; withdrawn → (none) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteApplication: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                applicationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted (again: still deleted) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        applicationId: string;
+                        /** @constant */
+                        deleted: true;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APPLICATION_NOT_FOUND (missing or another organization's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    extensionProcess: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "flowId": "example"
+                 *     }
+                 */
+                "application/json": {
+                    flowId: string;
+                    /** @default {} */
+                    data?: {
+                        url?: string;
+                        title?: string;
+                        /** @description the text the user selected (at most 200,000 characters) */
+                        selection?: string;
+                        /** @description the page's text (at most EXTENSION_MAX_TEXT_CHARS = 200,000 characters) */
+                        text?: string;
+                        /** @description the page's HTML (at most EXTENSION_MAX_HTML_BYTES = 2 MiB); reduced to readable text on the server, scripts never run */
+                        html?: string;
+                        /** @description anything else the extension sends along (description, language, …) */
+                        meta?: {
+                            [key: string]: components["schemas"]["JsonValue"];
+                        };
+                    };
+                    /** @default false */
+                    async?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description the finished run (as POST /flows/{flowId}/run) plus `page: {textSource, chars, truncated}` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        success: boolean;
+                        processId: string;
+                        status: string;
+                        nodes: ({
+                            nodeId: string;
+                            status: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        /** @description where the text came from and how much of it went to the flow */
+                        page: {
+                            textSource: ("text" | "html") | null;
+                            chars: number;
+                            truncated: boolean;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description queued: poll GET /extension/processes/{processId} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        processId: string;
+                        /** @constant */
+                        status: "queued";
+                        /** @description where the text came from and how much of it went to the flow */
+                        page: {
+                            textSource: ("text" | "html") | null;
+                            chars: number;
+                            truncated: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED (names the field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description BUDGET_EXCEEDED */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FLOW_NOT_FOUND (also for another tenant's flow) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HTML_TOO_LARGE (data.html over 2 MiB) or TEXT_TOO_LARGE (data.text over 200,000 characters) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RUN_TIMED_OUT */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    extensionListFlows: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description {success, items: [{flowId, name, description, updatedAt, inputSchema}], nextCursor} */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        items: {
+                            flowId: string;
+                            name: string;
+                            description: string | null;
+                            updatedAt: string;
+                            inputSchema: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    extensionGetProcess: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                processId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description {success, process: {processId, flowId, status, nodes: [{nodeId, status, output, error, …}], …}} */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        process: {
+                            processId: string;
+                            status: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROCESS_NOT_FOUND (also a process of another tenant, or one not started from the extension) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    extensionAi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "prompt": "example"
+                 *     }
+                 */
+                "application/json": {
+                    prompt: string;
+                    context?: {
+                        url?: string;
+                        title?: string;
+                        /** @description page text, at most EXTENSION_MAX_TEXT_CHARS (200,000) characters; cut to the model's context */
+                        text?: string;
+                    };
+                    /** @description "provider:model", one of GET /extension/models `allowed`; default: the default model */
+                    model?: string;
+                    /**
+                     * @description true: answer as text/event-stream (events meta, delta, done, error)
+                     * @default false
+                     */
+                    stream?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description application/json {success, output, model, usage, executionTime, context}; with `stream: true` text/event-stream: `meta` {model, context}, `delta` {text}…, then `done` {output, model, usage, executionTime, finishReason} or `error` {code, message}; ids count from 1 (the answer is not kept: no resume) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        output: string;
+                        model: {
+                            provider: string;
+                            model: string;
+                        };
+                        usage: {
+                            total_tokens: number;
+                            prompt_tokens: number;
+                            completion_tokens: number;
+                            cost: number;
+                        };
+                        executionTime: number;
+                        context: {
+                            chars: number;
+                            usedChars: number;
+                            truncated: boolean;
+                            contextTokens: number;
+                        } | null;
+                    };
+                    "text/event-stream": {
+                        event?: string;
+                        data?: string;
+                        id?: string;
+                        retry?: number;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, INVALID_MODEL or MODEL_NOT_ALLOWED (body.model), PROVIDER_NOT_CONFIGURED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description BUDGET_EXCEEDED */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TEXT_TOO_LARGE: context.text over 200,000 characters */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the provider failed: PROVIDER_ERROR, PROVIDER_TIMEOUT, PROVIDER_RATE_LIMITED, PROVIDER_BAD_RESPONSE */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    extensionAiPdf: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description the PDF (application/pdf, at most 20 MiB and 300 pages)
+                     */
+                    file: string;
+                    /** @description the question about the document (at most 32,000 characters) */
+                    prompt: string;
+                    /** @description "provider:model" from GET /extension/models */
+                    model?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description {success, output, model, usage, executionTime, document: {pageCount, pagesUsed, chars, truncated, contextTokens, contextChars}} */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        output: string;
+                        model: {
+                            provider: string;
+                            model: string;
+                        };
+                        usage: {
+                            total_tokens: number;
+                            prompt_tokens: number;
+                            completion_tokens: number;
+                            cost: number;
+                        };
+                        executionTime: number;
+                        document: {
+                            pageCount: number;
+                            pagesUsed: number;
+                            chars: number;
+                            truncated: boolean;
+                            contextTokens: number;
+                            /** @description characters of PDF text the model's context allowed (beside the prompt and the answer) */
+                            contextChars: number;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED (body.prompt, body.file), PDF_UNREADABLE (details.reason: encrypted, corrupt, no_text), INVALID_MODEL, MODEL_NOT_ALLOWED, multipart refusals (UNEXPECTED_FIELD, FIELD_TOO_LARGE, …) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description BUDGET_EXCEEDED */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FILE_TOO_LARGE (over 20 MiB, refused while streaming) or PDF_TOO_MANY_PAGES (over 300 pages) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: not multipart/form-data */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the provider failed: PROVIDER_ERROR, PROVIDER_TIMEOUT, PROVIDER_RATE_LIMITED, PROVIDER_BAD_RESPONSE */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PDF_TIMEOUT: reading the PDF took longer than PDF_READ_TIMEOUT_MS */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    extensionModels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description {success, default: {provider, model}, allowed: [{provider, model}], source} */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        default: {
+                            provider: string;
+                            model: string;
+                        };
+                        allowed: {
+                            provider: string;
+                            model: string;
+                        }[];
+                        /** @enum {string} */
+                        source: "organization" | "settings" | "catalogue";
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    extensionGetSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description {success, settings} */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        settings: {
+                            orgId: string;
+                            defaultModel: string | null;
+                            allowedModels: string[] | null;
+                            updatedAt: string | null;
+                            updatedBy: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NO_ACTIVE_ORGANIZATION (personal workspace), or the role lacks view_resources */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    extensionPutSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "defaultModel": "https://example.com/",
+                 *       "allowedModels": []
+                 *     }
+                 */
+                "application/json": {
+                    /** @description "provider:model", or null for the service default */
+                    defaultModel: string | null;
+                    /** @description "provider:model" list, or null for the service list */
+                    allowedModels: string[] | null;
+                };
+            };
+        };
+        responses: {
+            /** @description {success, settings} */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        settings: {
+                            orgId: string;
+                            defaultModel: string | null;
+                            allowedModels: string[] | null;
+                            updatedAt: string | null;
+                            updatedBy: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, INVALID_MODEL, UNKNOWN_MODEL, DEFAULT_MODEL_NOT_ALLOWED (names the field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NO_ACTIVE_ORGANIZATION (personal workspace), or the role lacks manage_settings */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    extensionListChats: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description {success, items: [chat without messages], nextCursor} */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        items: {
+                            chatId: string;
+                            /** @constant */
+                            source: "web-extension";
+                            title: string;
+                            messageCount: number;
+                            version: number;
+                            createdAt: string;
+                            updatedAt: string;
+                            messages?: {
+                                /** @enum {string} */
+                                role: "user" | "assistant" | "system";
+                                content: string;
+                                createdAt: string | null;
+                            }[];
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    extensionCreateChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": {
+                    title?: string;
+                    /** @default [] */
+                    messages?: {
+                        /** @enum {string} */
+                        role: "user" | "assistant" | "system";
+                        content: string;
+                        /** Format: date-time */
+                        createdAt?: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description {success, chat} with its messages */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        chat: {
+                            chatId: string;
+                            /** @constant */
+                            source: "web-extension";
+                            title: string;
+                            messageCount: number;
+                            version: number;
+                            createdAt: string;
+                            updatedAt: string;
+                            messages?: {
+                                /** @enum {string} */
+                                role: "user" | "assistant" | "system";
+                                content: string;
+                                createdAt: string | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, TOO_MANY_MESSAGES (more than 50) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    extensionGetChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                chatId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description {success, chat} */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        chat: {
+                            chatId: string;
+                            /** @constant */
+                            source: "web-extension";
+                            title: string;
+                            messageCount: number;
+                            version: number;
+                            createdAt: string;
+                            updatedAt: string;
+                            messages?: {
+                                /** @enum {string} */
+                                role: "user" | "assistant" | "system";
+                                content: string;
+                                createdAt: string | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CHAT_NOT_FOUND (also another user's or another tenant's chat) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    extensionDeleteChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                chatId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description {success, chatId} */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        chatId: string;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CHAT_NOT_FOUND (also another user's or another tenant's chat) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    extensionRenameChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                chatId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "example"
+                 *     }
+                 */
+                "application/json": {
+                    title: string;
+                };
+            };
+        };
+        responses: {
+            /** @description {success, chat} */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        chat: {
+                            chatId: string;
+                            /** @constant */
+                            source: "web-extension";
+                            title: string;
+                            messageCount: number;
+                            version: number;
+                            createdAt: string;
+                            updatedAt: string;
+                            messages?: {
+                                /** @enum {string} */
+                                role: "user" | "assistant" | "system";
+                                content: string;
+                                createdAt: string | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CHAT_NOT_FOUND (also another user's or another tenant's chat) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    extensionReplaceChatMessages: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                chatId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "messages": []
+                 *     }
+                 */
+                "application/json": {
+                    messages: {
+                        /** @enum {string} */
+                        role: "user" | "assistant" | "system";
+                        content: string;
+                        /** Format: date-time */
+                        createdAt?: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description {success, chat} (version = the new version) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        chat: {
+                            chatId: string;
+                            /** @constant */
+                            source: "web-extension";
+                            title: string;
+                            messageCount: number;
+                            version: number;
+                            createdAt: string;
+                            updatedAt: string;
+                            messages?: {
+                                /** @enum {string} */
+                                role: "user" | "assistant" | "system";
+                                content: string;
+                                createdAt: string | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, TOO_MANY_MESSAGES (details: count, max) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CHAT_NOT_FOUND (also another user's or another tenant's chat) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    extensionGetChatVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                chatId: string;
+                n: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description {success, chatId, version, latestVersion, title, messages, at} */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        chatId: string;
+                        version: number;
+                        latestVersion: number;
+                        title: string;
+                        messages: {
+                            /** @enum {string} */
+                            role: "user" | "assistant" | "system";
+                            content: string;
+                            createdAt: string | null;
+                        }[];
+                        at: string;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CHAT_NOT_FOUND, or CHAT_VERSION_NOT_FOUND (details.latestVersion) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAppInstances: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                type?: "kanban" | "job_tracker";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description {success, items: [summary], nextCursor} */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        items: ({
+                            id: string;
+                            /** @enum {string} */
+                            type: "kanban" | "job_tracker";
+                            name: string;
+                            appId: string | null;
+                            linkedFlowIds: string[];
+                            fileCount: number;
+                            messageCount: number;
+                            dataBytes: number;
+                            createdAt: string;
+                            updatedAt: string;
+                            version: number;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        nextCursor: string | null;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED (names the field; also headers.if-match) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the role lacks the permission (viewers read, editors write) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_INSTANCE_NOT_FOUND (also another tenant's instance) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createAppInstance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "kanban",
+                 *       "name": "example"
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    type: "kanban" | "job_tracker";
+                    name: string;
+                    appId?: string | null;
+                    data?: {
+                        [key: string]: components["schemas"]["JsonValue"];
+                    };
+                    /** @default [] */
+                    linkedFlowIds?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description the instance (ETag: its version) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        instance: {
+                            id: string;
+                            /** @enum {string} */
+                            type: "kanban" | "job_tracker";
+                            name: string;
+                            appId: string | null;
+                            data: {
+                                [key: string]: unknown;
+                            };
+                            files: ({
+                                path: string;
+                                size: number;
+                                contentType: string;
+                                sha256: string;
+                                uploadedAt: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            linkedFlowIds: string[];
+                            conversation: ({
+                                id: string;
+                                /** @enum {string} */
+                                role: "user" | "assistant" | "system" | "tool";
+                                content: string;
+                                by: string | null;
+                                at: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            createdBy: string | null;
+                            createdAt: string;
+                            updatedAt: string;
+                            version: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, DATA_SCHEMA_VIOLATION (details.fields: [{field: "data.cards.0.title", pointer, message}]), INVALID_PATCH, UNKNOWN_INSTANCE_TYPE */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the role lacks the permission (viewers read, editors write) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FLOW_NOT_FOUND (a linked flow; details.field) or APP_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description DATA_TOO_LARGE (the data over 1 MiB), WRITE_TOO_LARGE (one write over 768 KiB), PAYLOAD_TOO_LARGE (the body) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAppInstance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                instanceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the instance */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        instance: {
+                            id: string;
+                            /** @enum {string} */
+                            type: "kanban" | "job_tracker";
+                            name: string;
+                            appId: string | null;
+                            data: {
+                                [key: string]: unknown;
+                            };
+                            files: ({
+                                path: string;
+                                size: number;
+                                contentType: string;
+                                sha256: string;
+                                uploadedAt: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            linkedFlowIds: string[];
+                            conversation: ({
+                                id: string;
+                                /** @enum {string} */
+                                role: "user" | "assistant" | "system" | "tool";
+                                content: string;
+                                by: string | null;
+                                at: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            createdBy: string | null;
+                            createdAt: string;
+                            updatedAt: string;
+                            version: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED (names the field; also headers.if-match) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the role lacks the permission (viewers read, editors write) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_INSTANCE_NOT_FOUND (also another tenant's instance) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    replaceAppInstance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                instanceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "example",
+                 *       "data": {}
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    appId?: string | null;
+                    data: {
+                        [key: string]: components["schemas"]["JsonValue"];
+                    };
+                    /** @default [] */
+                    linkedFlowIds?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description the instance (ETag: its version) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        instance: {
+                            id: string;
+                            /** @enum {string} */
+                            type: "kanban" | "job_tracker";
+                            name: string;
+                            appId: string | null;
+                            data: {
+                                [key: string]: unknown;
+                            };
+                            files: ({
+                                path: string;
+                                size: number;
+                                contentType: string;
+                                sha256: string;
+                                uploadedAt: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            linkedFlowIds: string[];
+                            conversation: ({
+                                id: string;
+                                /** @enum {string} */
+                                role: "user" | "assistant" | "system" | "tool";
+                                content: string;
+                                by: string | null;
+                                at: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            createdBy: string | null;
+                            createdAt: string;
+                            updatedAt: string;
+                            version: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, DATA_SCHEMA_VIOLATION (details.fields: [{field: "data.cards.0.title", pointer, message}]), INVALID_PATCH, UNKNOWN_INSTANCE_TYPE */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the role lacks the permission (viewers read, editors write) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_INSTANCE_NOT_FOUND, FLOW_NOT_FOUND (a linked flow) or APP_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONCURRENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PRECONDITION_FAILED: If-Match names an older version */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description DATA_TOO_LARGE (the data over 1 MiB), WRITE_TOO_LARGE (one write over 768 KiB), PAYLOAD_TOO_LARGE (the body) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteAppInstance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                instanceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description {success, deleted: true} */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @constant */
+                        deleted: true;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED (names the field; also headers.if-match) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the role lacks the permission (viewers read, editors write) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_INSTANCE_NOT_FOUND (also another tenant's instance) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONCURRENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PRECONDITION_FAILED: If-Match names an older version */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    patchAppInstanceData: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                instanceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": {
+                    [key: string]: components["schemas"]["JsonValue"];
+                } | components["schemas"]["JsonValue"][];
+            };
+        };
+        responses: {
+            /** @description the instance after the patch (ETag: its version) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        instance: {
+                            id: string;
+                            /** @enum {string} */
+                            type: "kanban" | "job_tracker";
+                            name: string;
+                            appId: string | null;
+                            data: {
+                                [key: string]: unknown;
+                            };
+                            files: ({
+                                path: string;
+                                size: number;
+                                contentType: string;
+                                sha256: string;
+                                uploadedAt: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            linkedFlowIds: string[];
+                            conversation: ({
+                                id: string;
+                                /** @enum {string} */
+                                role: "user" | "assistant" | "system" | "tool";
+                                content: string;
+                                by: string | null;
+                                at: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            createdBy: string | null;
+                            createdAt: string;
+                            updatedAt: string;
+                            version: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, DATA_SCHEMA_VIOLATION (details.fields: [{field: "data.cards.0.title", pointer, message}]), INVALID_PATCH, UNKNOWN_INSTANCE_TYPE */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the role lacks the permission (viewers read, editors write) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_INSTANCE_NOT_FOUND (also another tenant's instance) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PATCH_CONFLICT (a JSON Patch operation does not apply: details.index), PATCH_TEST_FAILED, CONCURRENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PRECONDITION_FAILED: changes since the If-Match version touched the same place (details.conflicts) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description DATA_TOO_LARGE (the data over 1 MiB), WRITE_TOO_LARGE (one write over 768 KiB), PAYLOAD_TOO_LARGE (the body) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    appInstancePlaybook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                instanceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": {
+                    /** @enum {string} */
+                    provider?: "openai" | "anthropic" | "google" | "openai_compatible" | "offline";
+                    model?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description {success, playbook: {markdown, provider, model, offline, usage}} */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        playbook: {
+                            markdown: string;
+                            /** @enum {string} */
+                            provider: "openai" | "anthropic" | "google" | "openai_compatible" | "offline";
+                            model: string;
+                            offline: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED (names the field; also headers.if-match) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description BUDGET_EXCEEDED (the organization spent its monthly LLM budget) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the role lacks the permission (viewers read, editors write) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_INSTANCE_NOT_FOUND (also another tenant's instance) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an upstream service failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an upstream service timed out */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    addAppInstanceMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                instanceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "role": "user",
+                 *       "content": "example"
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    role: "user" | "assistant" | "system" | "tool";
+                    content: string;
+                };
+            };
+        };
+        responses: {
+            /** @description {success, message: {id, role, content, by, at}, version} */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: {
+                            id: string;
+                            /** @enum {string} */
+                            role: "user" | "assistant" | "system" | "tool";
+                            content: string;
+                            by: string | null;
+                            at: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        version: number;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED (names the field; also headers.if-match) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the role lacks the permission (viewers read, editors write) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_INSTANCE_NOT_FOUND (also another tenant's instance) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONVERSATION_FULL (at most 200 messages) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAppInstanceFlows: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                instanceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description {success, items: [{flowId, found, name, version, lastRun: {processId, status, mode, requestedAt, startedAt, finishedAt} | null}], nextCursor: null} */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        items: ({
+                            flowId: string;
+                            found: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        nextCursor: null;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED (names the field; also headers.if-match) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the role lacks the permission (viewers read, editors write) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_INSTANCE_NOT_FOUND (also another tenant's instance) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    uploadAppInstanceFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                instanceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "path": "example",
+                 *       "content": "example"
+                 *     }
+                 */
+                "application/json": {
+                    path: string;
+                    content: string;
+                    /** @default application/octet-stream */
+                    contentType?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description {success, file: {path, url, expiresAt, size, contentType, sha256}, version} */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        file: {
+                            path: string;
+                            url: string;
+                            expiresAt: string;
+                            size: number;
+                            contentType: string;
+                            sha256: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        version: number;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED or INVALID_FILE_PATH (names the field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the role lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_INSTANCE_NOT_FOUND (also another tenant's), FILE_NOT_FOUND (details.field) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TOO_MANY_FILES (at most 100) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FILE_TOO_LARGE, PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteAppInstanceFile: {
+        parameters: {
+            query: {
+                path: string;
+            };
+            header?: never;
+            path: {
+                instanceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description {success, deleted: true, version} */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @constant */
+                        deleted: true;
+                        version: number;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED or INVALID_FILE_PATH (names the field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the role lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_INSTANCE_NOT_FOUND (also another tenant's), FILE_NOT_FOUND (details.field) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resignAppInstanceFiles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                instanceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "expiresInSeconds": 900
+                 *     }
+                 */
+                "application/json": {
+                    paths?: string[];
+                    /** @default 900 */
+                    expiresInSeconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description {success, files: [{path, url, expiresAt, size, contentType, sha256}]} */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        files: ({
+                            path: string;
+                            url: string;
+                            expiresAt: string;
+                            size: number;
+                            contentType: string;
+                            sha256: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED or INVALID_FILE_PATH (names the field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the role lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APP_INSTANCE_NOT_FOUND (also another tenant's), FILE_NOT_FOUND (details.field) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -17,12 +17,12 @@ const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
  * 415 UNSUPPORTED_CONTENT_ENCODING. Multipart and other types are left unread for the route
  * (`api/multipart.ts` streams multipart); a route with a JSON body schema refuses them with 415 (app.ts).
  */
-export function bodyParser(options: { limit: number }): Middleware {
+export function bodyParser(options: { limit: number; limitOf?(ctx: Context): number | undefined }): Middleware {
   return async (ctx, next) => {
     if (!PARSED_METHODS.has(ctx.method) || !ctx.request.type) return next();
     const kind = ctx.is('application/json', '+json') ? 'json' : ctx.is('application/x-www-form-urlencoded') ? 'form' : ctx.is('text/*') ? 'text' : null;
     if (!kind) return next();
-    const text = await readText(ctx, options.limit);
+    const text = await readText(ctx, options.limitOf?.(ctx) ?? options.limit);
     let parsed: unknown;
     if (kind === 'json') {
       if (text.trim() === '') parsed = undefined;

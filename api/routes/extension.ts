@@ -82,6 +82,8 @@ export const extensionRoutes = [
     auth: 'bearer',
     permission: 'edit_resources',
     body: processBody,
+    // The page's HTML (EXTENSION_MAX_HTML_BYTES) and text (EXTENSION_MAX_TEXT_CHARS, up to 4 bytes each in UTF-8) must reach the route to be refused by name.
+    bodyLimitBytes: (config) => Math.max(config.BODY_LIMIT_BYTES, config.EXTENSION_MAX_HTML_BYTES + 4 * config.EXTENSION_MAX_TEXT_CHARS + 64 * 1024),
     responses: {
       200: { description: 'the finished run (as POST /flows/{flowId}/run) plus `page: {textSource, chars, truncated}`', schema: runReplySchema.extend({ page: pageInfo }) },
       202: { description: 'queued: poll GET /extension/processes/{processId}', schema: queuedWithPage },

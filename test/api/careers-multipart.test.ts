@@ -79,6 +79,12 @@ describe('multipart parsing (api/multipart.ts)', function () {
       [form(field('title', 'a'), field('a', '1'), field('b', '1'), field('c', '1')), 400, 'UNEXPECTED_FIELD', 'body.a'],
       [send(`--${B}\r\nContent-Disposition: form-data; name="title"\r\n\r\nunterminated`, `multipart/form-data; boundary=${B}`), 400, 'MALFORMED_MULTIPART', 'body'],
       [send('{"a":1}', 'application/json'), 415, 'UNSUPPORTED_MEDIA_TYPE', undefined],
+      // Fuzzing findings: a part named "" reached busboy's listeners with no name and crashed the process;
+      // names of Object.prototype members must not pass for allowed fields.
+      [send(`--${B}\r\nContent-Disposition: form-data; name=""\r\n\r\nx\r\n--${B}--\r\n`, `multipart/form-data; boundary=${B}`), 400, 'UNEXPECTED_FIELD', 'body.'],
+      [send(`--${B}\r\nContent-Disposition: form-data; name=""; filename="a.pdf"\r\nContent-Type: application/pdf\r\n\r\nx\r\n--${B}--\r\n`, `multipart/form-data; boundary=${B}`), 400, 'UNEXPECTED_FILE', 'body.'],
+      [form(field('constructor', 'x')), 400, 'UNEXPECTED_FIELD', 'body.constructor'],
+      [form(file('__proto__', 'x')), 400, 'UNEXPECTED_FILE', 'body.__proto__'],
     ];
     for (const [pending, status, code, fieldName] of cases) {
       const res = await pending;

@@ -43,6 +43,11 @@ export function isolatedEnv(mode: Mode, extra: Record<string, string> = {}): Rec
     env.MONGODB_DB = `test_${id}`;
     env.KAFKA_BROKERS = process.env.KAFKA_BROKERS!;
     env.KAFKA_TOPIC_PREFIX = `test-${id}`;
+    // Rate limits held across processes, as deployed: counters in Redis under this service's own prefix.
+    if (process.env.REDIS_URL) {
+      env.RATE_LIMIT_REDIS_URL = process.env.REDIS_URL;
+      env.RATE_LIMIT_REDIS_PREFIX = `test-${id}:rl`;
+    }
   }
   if (process.env.EVENTSTORE_URL && mode === 'distributed') env.EVENTSTORE_URL = process.env.EVENTSTORE_URL;
   return env;
