@@ -299,9 +299,14 @@ export const processingRoutes = [
     params: processParams,
     responses: { 200: { description: '{success, process}', schema: anyBody }, ...readErrors, 404: { description: 'PROCESS_NOT_FOUND' } },
     async handler(input) {
-      const doc = await getProcess(input.services.readStore, input.params.processId, flowScopeOf(input.principal!));
-      if (!doc) throw processNotFound();
-      return { status: 200, body: { success: true, process: processView(doc) } };
+      const scope = flowScopeOf(input.principal!);
+      const doc = await getProcess(input.services.readStore, input.params.processId, scope);
+      if (doc) return { status: 200, body: { success: true, process: processView(doc) } };
+      // Not projected yet (a projector behind an async run's 202, seen in the distributed soak):
+      // the run's own stream is the truth, so an acknowledged run is never answered missing.
+      const run = await loadRun(input.services.eventStore, input.params.processId);
+      if (!run.exists || !isVisibleTo(run, scope)) throw processNotFound();
+      return { status: 200, body: { success: true, process: runStateView(input.params.processId, run) } };
     },
   }),
   defineRoute({

@@ -54,6 +54,21 @@ for (const mode of availableModes()) {
       expect(events.body.events.map((e: { type: string }) => e.type)).to.deep.equal(['RunRequested', 'RunStarted', 'NodeStarted', 'NodeCompleted', 'RunCompleted']);
     });
 
+    it('GET /processes/{id} answers a run its read model does not hold yet from the run\'s own stream (a lagging projector never makes a run missing); another user still 404', async () => {
+      const flowId = await client.newFlow(owner);
+      const n = await client.addNode(owner, flowId, offlineLlm('lagging {{inputs.name}}'));
+      const res = await as(owner, 'POST', `/flows/${flowId}/nodes/${n.id}/process`, { inputs: { name: 'Ada' } });
+      expect(res.status, res.text).to.equal(200);
+      // What a projector behind the log looks like to the route: no document for the run.
+      await svc.services.readStore.collection('processes').deleteOne({ _id: res.body.processId });
+      const proc = await as(owner, 'GET', `/processes/${res.body.processId}`);
+      expect(proc.status, proc.text).to.equal(200);
+      expect(proc.body.process).to.include({ processId: res.body.processId, status: 'completed' });
+      expect(proc.body.process.nodes[0]).to.include({ nodeId: n.id, status: 'completed', output: 'lagging Ada' });
+      expectError(await as(other, 'GET', `/processes/${res.body.processId}`), 404, 'PROCESS_NOT_FOUND');
+      expectError(await as(owner, 'GET', '/processes/00000000-0000-4000-8000-000000000000'), 404, 'PROCESS_NOT_FOUND');
+    });
+
     it('process: 401 without credentials, 404 for unknown flow or node, 400 for unknown fields, another user 404', async () => {
       const flowId = await client.newFlow(owner);
       const n = await client.addNode(owner, flowId, offlineLlm('x'));
