@@ -17,6 +17,7 @@ import { benchKafkaLag } from './kafka-lag.js';
 import { benchEmbeddedLag } from './lag.js';
 import { benchReplay } from './replay.js';
 import { benchRuns } from './runs.js';
+import { benchRunsAsync } from './runs-async.js';
 import { benchMcp } from './mcp.js';
 import { benchMessaging } from './messaging.js';
 import { benchDocuments } from './documents.js';
@@ -37,6 +38,7 @@ const benchmarks: Record<string, (report: Report) => Promise<void>> = {
   auth: benchAuth,
   flows: benchFlows,
   runs: benchRuns,
+  'runs-async': benchRunsAsync,
   mcp: benchMcp,
   messaging: benchMessaging,
   documents: benchDocuments,

@@ -5,8 +5,7 @@
  *     HTTP) and over HTTP (`POST /api/flows/{id}/run`, synchronous, the whole app);
  *  b) public-trigger runs/s of the 2-node flow (`POST /api/public/flows/{id}/trigger`, sync) next to
  *     a bare Koa route in the same run, with n8n's published figure for scale;
- *  c) async runs/s through Kafka (distributed test service: SQLite log → relay → Kafka → run worker):
- *     N runs enqueued over the API, timed until all are completed in the read model.
+ *  c) async runs through Kafka: test/bench/runs-async.ts (`npm run bench -- runs-async`).
  * Figures only, except the trigger aim the issue states (5 × n8n's 220/s).
  */
 import { randomUUID } from 'node:crypto';
@@ -21,7 +20,7 @@ import { startTestService, type TestService } from '../support/test-service.js';
 import { runLoad, type LoadResult } from './load.js';
 import { fmt, latency, now, settle, type Report } from './support.js';
 
-const BENCH = '8 runs';
+export const BENCH = '8 runs';
 const N8N_PER_SECOND = 220;
 const AIM_PER_SECOND = 5 * N8N_PER_SECOND;
 
@@ -29,13 +28,11 @@ export interface RunBenchOptions {
   concurrency: number;
   warmupMs: number;
   durationMs: number;
-  /** Async runs enqueued through Kafka. */
-  asyncRuns: number;
 }
 
-export const defaults: RunBenchOptions = { concurrency: 16, warmupMs: 1_000, durationMs: 4_000, asyncRuns: 64 };
+export const defaults: RunBenchOptions = { concurrency: 16, warmupMs: 1_000, durationMs: 4_000 };
 
-interface BenchUser {
+export interface BenchUser {
   userId: string;
   auth: Record<string, string>;
 }
@@ -72,8 +69,6 @@ export async function benchRuns(report: Report, o: RunBenchOptions = defaults): 
     if (bare) await closeServer(bare);
     await service?.stop();
   }
-  await settle();
-  await benchKafka(report, o);
 }
 
 /** `POST …/run` minus HTTP: the run requested and claimed in one decision, then executed here. */
@@ -115,59 +110,6 @@ async function benchInProcess(report: Report, service: TestService, user: BenchU
   record(report, `${nodes}-node flow in-process (requestRun + execute)`, { requests: samples.length, failures, statuses: {}, elapsedMs, latencies: Float64Array.from(samples), firstFailure }, nodes);
 }
 
-/** Async runs through Kafka: enqueue over the API of a distributed service, wait until all completed. */
-async function benchKafka(report: Report, o: RunBenchOptions) {
-  const name = `async runs through Kafka (${o.asyncRuns} × 2-node flow)`;
-  if (!process.env.KAFKA_BROKERS || !process.env.MONGODB_URL) {
-    report.skip(BENCH, name, 'KAFKA_BROKERS and MONGODB_URL are not set', undefined, 'runs/s');
-    return;
-  }
-  const service = await startTestService('distributed', { LOG_LEVEL: 'silent', RATE_LIMIT_AUTH_PER_MINUTE: '1000' });
-  try {
-    const user = await registerBenchUser(service.baseUrl);
-    const flowId = await chainFlow(service.baseUrl, user, 2);
-    // One warm-up run, so topic creation and consumer-group joins are not timed.
-    const warm = await call(service.baseUrl, 'POST', `/flows/${flowId}/run`, { inputs: { topic: 'warm' }, async: true }, user.auth);
-    await completedCount(service, flowId, 1, 60_000);
-    if (warm.status !== 202) throw new Error(`async run answered ${warm.status}: ${warm.text}`);
-    const started = now();
-    let next = 0;
-    const enqueueLatencies: number[] = [];
-    await Promise.all(
-      Array.from({ length: o.concurrency }, async () => {
-        while (next++ < o.asyncRuns) {
-          const t0 = now();
-          const res = await call(service.baseUrl, 'POST', `/flows/${flowId}/run`, { inputs: { topic: 'bench' }, async: true }, user.auth);
-          if (res.status !== 202) throw new Error(`async run answered ${res.status}: ${res.text}`);
-          enqueueLatencies.push(now() - t0);
-        }
-      }),
-    );
-    const enqueued = now() - started;
-    await completedCount(service, flowId, o.asyncRuns + 1, 60_000);
-    const total = now() - started;
-    report.figure(BENCH, `${name}: enqueue → all completed`, (o.asyncRuns / total) * 1000, 'runs/s', { note: `${o.asyncRuns} runs in ${(total / 1000).toFixed(2)} s; enqueueing alone took ${(enqueued / 1000).toFixed(2)} s` });
-    report.figure(BENCH, `${name}: 202 answer p50`, latency(enqueueLatencies).p50, 'ms', { digits: 2 });
-  } finally {
-    await service.stop();
-  }
-}
-
-async function completedCount(service: TestService, flowId: string, expected: number, timeoutMs: number) {
-  const processes = service.services.readStore.collection<ProcessDoc>('processes');
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const docs = await processes.find({ flowId, status: { $in: ['completed', 'failed', 'stopped'] } });
-    if (docs.length >= expected) {
-      const bad = docs.filter((d) => d.status !== 'completed');
-      if (bad.length) throw new Error(`${bad.length} async runs ended ${bad[0].status}`);
-      return;
-    }
-    if (Date.now() > deadline) throw new Error(`only ${docs.length} of ${expected} async runs finished within ${timeoutMs / 1000} s`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 function record(report: Report, what: string, r: LoadResult, nodes?: number, target?: { op: '>='; value: number }): number {
   const lat = latency(r.latencies);
   const rate = r.requests / (r.elapsedMs / 1000);
@@ -184,14 +126,14 @@ const loadOn = (service: TestService, path: string, o: RunBenchOptions) => {
   return { host: '127.0.0.1', port: Number(base.port), method: 'POST' as const, paths: [`${base.pathname}${path}`], concurrency: o.concurrency, warmupMs: o.warmupMs, durationMs: o.durationMs };
 };
 
-async function registerBenchUser(baseUrl: string): Promise<BenchUser> {
+export async function registerBenchUser(baseUrl: string): Promise<BenchUser> {
   const res = await call(baseUrl, 'POST', '/auth/register', { email: `bench-runs-${randomUUID()}@example.com`, password: 'correct horse battery', name: 'Bench' });
   if (res.status !== 201) throw new Error(`register failed: ${res.status} ${res.text}`);
   return { userId: res.body.user.id as string, auth: { Authorization: `Bearer ${res.body.token as string}` } };
 }
 
 /** A chain of `n` nodes, alternating transform and offline llm; each renders a short text from its predecessor. */
-async function chainFlow(baseUrl: string, user: BenchUser, n: number): Promise<string> {
+export async function chainFlow(baseUrl: string, user: BenchUser, n: number): Promise<string> {
   const created = await call(baseUrl, 'POST', '/flows', { name: `chain ${n}` }, user.auth);
   if (created.status !== 201) throw new Error(`POST /flows answered ${created.status}: ${created.text}`);
   const flowId = created.body.flow.id as string;
