@@ -19,6 +19,20 @@ export interface HandleOptions<C, S, E extends DomainEvent> {
   /** A client's If-Match: the stream revision it saw; a mismatch is not retried (412). */
   expectedRevision?: number;
   maxAttempts?: number;
+  /**
+   * Decide on the state this process folded last (the cache below) without reading the stream
+   * first, for a stream this process writes almost alone (a run's executor: no re-read per node).
+   * Still safe: the append's expected revision rejects a stale state (then the stream is read and
+   * the command decided again), and a decision refused on the cached state is decided again on a
+   * fresh read before the refusal is reported.
+   */
+  fromCache?: boolean;
+}
+
+/** Several commands decided in turn, each on the state the events before it left, appended together. */
+export interface HandleManyOptions<C, S, E extends DomainEvent> extends Omit<HandleOptions<C, S, E>, 'command'> {
+  /** Each builds its command from the state after the previous ones' events (e.g. the attempt a start recorded). */
+  commands: ReadonlyArray<(state: S) => C>;
 }
 
 export interface HandleResult<S, E> {
@@ -86,6 +100,11 @@ async function load<S, E>(store: EventStore, streamId: string, decider: Decider<
   return { state, revision };
 }
 
+/** The folded state this process last saw of a stream, without reading it (undefined when not cached). */
+export function cachedState<S>(store: EventStore, streamId: string, decider: Decider<any, S, any>): { state: S; revision: number } | undefined {
+  return cacheFor(store, decider).get(streamId) as { state: S; revision: number } | undefined;
+}
+
 function remember(cache: Map<string, { revision: number; state: unknown }>, streamId: string, revision: number, state: unknown) {
   if (revision < 0) return;
   cache.delete(streamId); // re-insert: Map order doubles as least-recently-used order
@@ -94,18 +113,45 @@ function remember(cache: Map<string, { revision: number; state: unknown }>, stre
 }
 
 /** Load, fold, decide, append with the expected revision; retry a conflict a bounded number of times. */
-export async function handleCommand<C, S, E extends DomainEvent>(
-  store: EventStore,
-  options: HandleOptions<C, S, E>,
-): Promise<HandleResult<S, E>> {
-  const { streamId, decider } = options;
+export function handleCommand<C, S, E extends DomainEvent>(store: EventStore, options: HandleOptions<C, S, E>): Promise<HandleResult<S, E>> {
+  const { command, ...rest } = options;
+  return handleCommands(store, { ...rest, commands: [() => command] });
+}
+
+/**
+ * handleCommand for a sequence: every command is decided on the state the previous ones' events
+ * left, and all their events are appended in ONE append (one expected-revision check, one
+ * transaction). A refusal of any command appends nothing.
+ */
+export async function handleCommands<C, S, E extends DomainEvent>(store: EventStore, options: HandleManyOptions<C, S, E>): Promise<HandleResult<S, E>> {
+  const { streamId } = options;
+  const decider = options.decider as unknown as Decider<C, S, E>;
   const maxAttempts = options.expectedRevision === undefined ? (options.maxAttempts ?? 5) : 1;
+  let useCache = options.fromCache === true;
   for (let attempt = 1; ; attempt++) {
-    const { state, revision } = await load<S, E>(store, streamId, decider as unknown as Decider<unknown, S, DomainEvent>);
+    const cached = useCache ? cachedState<S>(store, streamId, decider) : undefined;
+    useCache = false;
+    const { state, revision } = cached ?? (await load<S, E>(store, streamId, decider as unknown as Decider<unknown, S, DomainEvent>));
     if (options.expectedRevision !== undefined && options.expectedRevision !== revision) {
       throw new PreconditionFailedError(streamId, options.expectedRevision, revision);
     }
-    const events = decider.decide(options.command, state);
+    const events: E[] = [];
+    let next = state;
+    try {
+      for (const commandOf of options.commands) {
+        const decided = decider.decide(commandOf(next), next);
+        if (decided.length === 0) continue;
+        events.push(...decided);
+        next = fold(decider.evolve, next, decided);
+      }
+    } catch (err) {
+      // Refused on a state that was not read: decide again on the stream as it is before saying no.
+      if (cached && err instanceof DomainError) {
+        attempt--;
+        continue;
+      }
+      throw err;
+    }
     if (events.length === 0) return { events, state, revision, position: null };
     assertEventShapes(decider, events);
     const expected: ExpectedRevision = revision === -1 ? 'no_stream' : revision;
@@ -116,7 +162,6 @@ export async function handleCommand<C, S, E extends DomainEvent>(
         events.map((e) => ({ id: randomUUID(), type: e.type, data: e.data, metadata })),
         expected,
       );
-      const next = fold(decider.evolve, state, events);
       remember(cacheFor(store, decider), streamId, result.revision, next);
       return { events, state: next, revision: result.revision, position: result.position };
     } catch (err) {

@@ -1,10 +1,10 @@
-import { flowDecider, flowNotFound, flowStreamId, isVisibleTo, nodeNotFound, type FlowScope } from '../domain/flows/index.js';
+import { flowDecider, flowNotFound, flowStreamId, isVisibleTo, nodeNotFound, type FlowScope, type FlowState } from '../domain/flows/index.js';
 import { isFinished, runDecider, runStreamId, type OverrideConfig, type RunCommand, type RunMode, type RunState } from '../domain/runs/index.js';
 import { DomainError } from '../domain/shared/decider.js';
 import type { EventStore } from '../infra/ports/event-store.js';
 import type { LlmProviderId } from '../infra/ports/llm.js';
 import type { RunExecutor, RunSettings } from '../infra/ports/runs.js';
-import { handleCommand, loadState, type CommandContext } from './handle.js';
+import { cachedState, handleCommand, handleCommands, loadState, type CommandContext } from './handle.js';
 import { assertWithinBudget } from './orgs-budget.js';
 import { claimReservation, releaseReservation, reservationStreamId } from './reservations.js';
 
@@ -31,8 +31,9 @@ export interface RunRequest {
   claimBy?: string;
 }
 
-export async function requestRun(store: EventStore, context: CommandContext, processId: string, request: RunRequest) {
-  const flow = (await loadState(store, flowStreamId(request.flowId), flowDecider)).state;
+export async function requestRun(store: EventStore, context: CommandContext, processId: string, request: RunRequest, folded?: FlowState) {
+  // `folded`: the flow as the caller folded it from its stream in this same request (startRun).
+  const flow = folded ?? (await loadState(store, flowStreamId(request.flowId), flowDecider)).state;
   if (!flow.exists || flow.deleted || (request.scope && !isVisibleTo(flow, request.scope))) throw flowNotFound();
   if (request.mode === 'node' && !flow.nodes.some((n) => n.id === request.nodeId)) throw nodeNotFound(request.nodeId ?? '');
   return handleCommand(store, {
@@ -66,14 +67,25 @@ export async function requestRun(store: EventStore, context: CommandContext, pro
 
 type WithoutAt<C> = C extends unknown ? Omit<C, 'at'> : never;
 
-/** Every other run command (the worker's and stop): time from the context. */
-export function executeRunCommand(store: EventStore, context: CommandContext, processId: string, command: WithoutAt<Exclude<RunCommand, { type: 'RequestRun' }>>) {
+type OtherRunCommand = WithoutAt<Exclude<RunCommand, { type: 'RequestRun' }>>;
+
+/** Every other run command (the worker's and stop): time from the context. `fromCache`: see HandleOptions (the executor). */
+export function executeRunCommand(store: EventStore, context: CommandContext, processId: string, command: OtherRunCommand, options: { fromCache?: boolean } = {}) {
   return handleCommand(store, {
     streamId: runStreamId(processId),
     decider: runDecider,
     command: { ...command, at: context.now.toISOString() } as RunCommand,
     context,
+    fromCache: options.fromCache,
   });
+}
+
+/**
+ * Several run commands decided in turn and appended together (a node's start and its end when it
+ * finished within the tick it started in); each command carries its own `at`.
+ */
+export function executeRunCommands(store: EventStore, context: CommandContext, processId: string, commands: ReadonlyArray<(state: RunState) => Exclude<RunCommand, { type: 'RequestRun' }>>, options: { fromCache?: boolean } = {}) {
+  return handleCommands(store, { streamId: runStreamId(processId), decider: runDecider, commands, context, fromCache: options.fromCache });
 }
 
 export function requestStop(store: EventStore, context: CommandContext, processId: string, by: string | null) {
@@ -84,6 +96,11 @@ export function requestStop(store: EventStore, context: CommandContext, processI
 export async function loadRun(store: EventStore, processId: string) {
   // Through the handler's folded-state cache: the executor reads its run after every step.
   return (await loadState(store, runStreamId(processId), runDecider)).state;
+}
+
+/** The run as this process last folded it, without reading its stream (undefined when not cached). */
+export function cachedRun(store: EventStore, processId: string): RunState | undefined {
+  return cachedState(store, runStreamId(processId), runDecider)?.state;
 }
 
 // ---------------------------------------------------------------- Idempotency-Key
@@ -170,7 +187,9 @@ export async function startRun(
   const { userId } = caller;
   const key = userId ? caller.idempotencyKey : null;
   const processId = ports.newId();
-  await assertRunWithinBudget(eventStore, context, request);
+  // The flow folded once from its stream for the whole request (the budget check and the run's snapshot).
+  const flow = (await loadState(eventStore, flowStreamId(request.flowId), flowDecider)).state;
+  await assertRunWithinBudget(eventStore, context, request, flow);
   if (key && userId) {
     let owned = false;
     // Two rounds: when the first request failed before creating its run, its key is free again.
@@ -190,7 +209,7 @@ export async function startRun(
       ...request,
       idempotencyKey: key,
       ...(request.async ? {} : { claimBy: ports.runs.localWorkerId }),
-    });
+    }, key ? undefined : flow); // after waiting on a key, fold the flow again
   } catch (err) {
     if (key && userId) await releaseIdempotencyKey(eventStore, context, userId, key, processId).catch(() => undefined);
     throw err;
@@ -228,8 +247,7 @@ async function awaitEarlierRun(ports: RunStartPorts, userId: string, key: string
  * provider starts, rather than a run that fails at its first llm node. The offline provider stays
  * free. The flow is folded from its stream, like requestRun does.
  */
-async function assertRunWithinBudget(store: EventStore, context: CommandContext, request: Pick<RunRequest, 'flowId' | 'mode' | 'nodeId'>) {
-  const flow = (await loadState(store, flowStreamId(request.flowId), flowDecider)).state;
+async function assertRunWithinBudget(store: EventStore, context: CommandContext, request: Pick<RunRequest, 'flowId' | 'mode' | 'nodeId'>, flow: FlowState) {
   if (!flow.exists || flow.deleted || !flow.orgId) return;
   const nodes = request.mode === 'node' ? flow.nodes.filter((n) => n.id === request.nodeId) : flow.nodes;
   const paid = nodes.map((n) => n.data.llm).find((p): p is string => typeof p === 'string' && p !== 'offline');

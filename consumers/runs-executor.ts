@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { executeFlowCommand } from '../commands/flows.js';
 import type { CommandContext } from '../commands/handle.js';
 import { recordLlmSpend } from '../commands/orgs-budget.js';
-import { executeRunCommand, loadRun } from '../commands/runs.js';
+import { cachedRun, executeRunCommand, executeRunCommands, loadRun } from '../commands/runs.js';
 import {
   conditionalResultOf,
   conditionsOf,
@@ -14,12 +14,14 @@ import {
   nextSteps,
   nodeInputs,
   nodeStateOf,
+  PURE_NODE_KINDS,
   RunInputError,
   toHistoryUsage,
   type ConditionalResult,
   type NodeError,
   type NodeUsage,
   type NodeKind,
+  type RunCommand,
   type RunNode,
   type RunState,
 } from '../domain/runs/index.js';
@@ -31,7 +33,7 @@ import { isLlmAbort, isLlmProviderError } from '../infra/ports/llm.js';
 import type { Logger } from '../infra/ports/logger.js';
 import type { Metrics } from '../infra/ports/metrics.js';
 import type { RunExecutor, RunSettings } from '../infra/ports/runs.js';
-import { answerPromptCondition, nodeKindFor, nodeKindsFor, type ExecutionContext, type NodeKindPorts } from './runs-kinds/index.js';
+import { answerPromptCondition, DEFAULT_NODE_KIND, fallbackKindOf, nodeKindFor, nodeKindsFor, type ExecutionContext, type NodeKindPorts } from './runs-kinds/index.js';
 import { llmCapabilityFor } from './runs-llm.js';
 
 /**
@@ -141,6 +143,27 @@ const addUsage = (a: NodeUsage, b: NodeUsage): NodeUsage => ({
 const metricKindOf = (data: { nodeType?: unknown }, kinds: Record<string, unknown>) =>
   typeof data.nodeType === 'string' && Object.hasOwn(kinds, data.nodeType) ? data.nodeType : 'default';
 
+/**
+ * Whether a node's execution reaches nothing outside this process: a pure kind, or an llm node
+ * (and prompt conditions) on the offline provider. Only such a node may run before its start is
+ * durable, so a crash can never leave an outside effect (a provider call, a webhook) whose start
+ * the log does not show.
+ */
+export function runsLocally(kinds: Record<string, NodeKind>, node: RunNode, data: RunNode['data']): boolean {
+  let kind = nodeKindFor(kinds, { ...node, data });
+  if (kind === kinds[DEFAULT_NODE_KIND]) kind = fallbackKindOf(data, kinds);
+  const offline = data.llm === 'offline';
+  if (kind === kinds.llm) return offline;
+  if (!PURE_NODE_KINDS.includes(kind)) return false;
+  return offline || !conditionsOf({ ...node, data }).some((c) => c.usePrompt);
+}
+
+/** Resolves in the event loop's next turn: whatever settled before it finished within the tick it started in. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+type NodeEnd = WithoutAt<Extract<RunCommand, { type: 'CompleteNode' | 'FailNode' }>>;
+type WithoutAt<C> = C extends unknown ? Omit<C, 'at'> : never;
+
 /** The run executor port's adapter; `ports` is read on first use (the container builds it after this). */
 export function createRunExecutor(ports: () => RunEnginePorts): RunExecutor {
   return {
@@ -157,43 +180,85 @@ export async function executeRun(ports: RunEnginePorts, processId: string, worke
   const controller = new AbortController();
   running.set(processId, controller);
   const correlationId = randomUUID();
-  let run = await loadRun(eventStore, processId);
+  // A run this process just requested and claimed (a sync run) is in the handler's cache as it stands.
+  let run = cachedRun(eventStore, processId) ?? (await loadRun(eventStore, processId));
   const kinds = nodeKindsFor(ports);
   const llm = llmCapabilityFor(ports.llm, run.orgId, run.ownerId);
   const inFlight = new Map<string, Promise<void>>();
   const ctx = () => contextFor(clock, run, correlationId);
 
-  async function runNode(nodeId: string) {
-    const started = await executeRunCommand(eventStore, ctx(), processId, { type: 'StartNode', workerId, nodeId });
-    const attempt = nodeStateOf(started.state, nodeId)!.attempts;
-    const node = graphIndex(started.state.definition).byId.get(nodeId)!;
-    const data = effectiveNodeData(node, started.state);
+  /**
+   * Runs one node. Its start is recorded before it runs, except for a node that runs locally (see
+   * runsLocally) and finishes within the tick it started in: its start and its end are decided in
+   * turn and appended together, ONE append per node (the events stay NodeStarted + NodeCompleted
+   * or NodeFailed). A local node still running at the next turn records its start then.
+   */
+  async function runNode(nodeId: string, known: RunState) {
+    const node = graphIndex(known.definition).byId.get(nodeId)!;
+    const data = effectiveNodeData(node, known);
+    let attempt: number | null = null;
+    const recordStart = async () => {
+      const started = await executeRunCommand(eventStore, ctx(), processId, { type: 'StartNode', workerId, nodeId }, { fromCache: true });
+      attempt = nodeStateOf(started.state, nodeId)!.attempts;
+    };
+    if (!runsLocally(kinds, node, data)) await recordStart();
+    const startedAt = clock.now().toISOString();
+    /** The node's end, with its start when that is not recorded yet. */
+    const recordEnd = (end: (attempt: number) => NodeEnd) => {
+      if (attempt !== null) return executeRunCommand(eventStore, ctx(), processId, end(attempt), { fromCache: true });
+      const endedAt = clock.now().toISOString();
+      return executeRunCommands(
+        eventStore,
+        ctx(),
+        processId,
+        [() => ({ type: 'StartNode', workerId, nodeId, at: startedAt }), (s) => ({ ...end(nodeStateOf(s, nodeId)!.attempts), at: endedAt }) as RunCommand as never],
+        { fromCache: true },
+      );
+    };
     const time = nodeDeadline(controller.signal, settings.NODE_TIMEOUT_MS);
     const signal = time.signal;
     const begin = performance.now();
     try {
-      const inputs = nodeInputs(started.state.definition, started.state, nodeId);
-      // Secret variables ({"$secret": …}) are opened here, in the process that runs the node, and nowhere else.
-      const variables = openSecretVariables(inputs.variables, (box) => ports.secrets.open(box));
-      const context = { ...inputs, variables, processId, flowId: run.flowId, orgId: run.orgId, userId: run.ownerId, signal, llm, sleep: sleepUnlessStopped };
-      const { output, metadata, usage, conditionalResults } = await executeNodeKind(ports, kinds, { ...node, data }, context);
-      const executionTime = Math.round(performance.now() - begin);
-      try {
-        await executeRunCommand(eventStore, ctx(), processId, {
-          type: 'CompleteNode', workerId, nodeId, attempt, output, metadata, conditionalResults, usage, executionTime,
-        });
-      } catch (err) {
-        if (!(err instanceof DomainError && err.code === 'OUTPUT_TOO_LARGE')) throw err;
-        await executeRunCommand(eventStore, ctx(), processId, { type: 'FailNode', workerId, nodeId, attempt, error: { code: err.code, message: err.message }, executionTime });
+      const execution = (async () => {
+        const inputs = nodeInputs(known.definition, known, nodeId);
+        // Secret variables ({"$secret": …}) are opened here, in the process that runs the node, and nowhere else.
+        const variables = openSecretVariables(inputs.variables, (box) => ports.secrets.open(box));
+        const context = { ...inputs, variables, processId, flowId: run.flowId, orgId: run.orgId, userId: run.ownerId, signal, llm, sleep: sleepUnlessStopped };
+        return executeNodeKind(ports, kinds, { ...node, data }, context);
+      })();
+      if (attempt === null) {
+        let settled = false;
+        execution.then(
+          () => (settled = true),
+          () => (settled = true),
+        );
+        await nextTurn();
+        if (!settled) await recordStart(); // refused (the run moved on): what ran so far stayed in this process
       }
-      ports.metrics?.observeNode(metricKindOf(data, kinds), executionTime / 1000, 'completed');
-      await afterNode(nodeId, 'completed', output, null, usage, executionTime);
-    } catch (err) {
+      let result: Awaited<typeof execution> | undefined;
+      let failure: { err: unknown } | null = null;
+      try {
+        result = await execution;
+      } catch (err) {
+        failure = { err };
+      }
+      const executionTime = Math.round(performance.now() - begin);
+      if (result) {
+        const { output, metadata, usage, conditionalResults } = result;
+        try {
+          await recordEnd((attempt) => ({ type: 'CompleteNode', workerId, nodeId, attempt, output, metadata, conditionalResults, usage, executionTime }));
+        } catch (err) {
+          if (!(err instanceof DomainError && err.code === 'OUTPUT_TOO_LARGE')) throw err;
+          await recordEnd((attempt) => ({ type: 'FailNode', workerId, nodeId, attempt, error: { code: err.code, message: err.message }, executionTime }));
+        }
+        ports.metrics?.observeNode(metricKindOf(data, kinds), executionTime / 1000, 'completed');
+        await afterNode(nodeId, 'completed', output, null, usage, executionTime);
+        return;
+      }
       // A stop aborts in-flight calls; the node is not failed for it: the run ends as stopped.
       if (controller.signal.aborted && !time.timedOut()) return;
-      const error = nodeErrorOf(err, signal, time.timedOut(), RUN_STOPPED);
-      const executionTime = Math.round(performance.now() - begin);
-      await executeRunCommand(eventStore, ctx(), processId, { type: 'FailNode', workerId, nodeId, attempt, error, executionTime });
+      const error = nodeErrorOf(failure!.err, signal, time.timedOut(), RUN_STOPPED);
+      await recordEnd((attempt) => ({ type: 'FailNode', workerId, nodeId, attempt, error, executionTime }));
       ports.metrics?.observeNode(metricKindOf(data, kinds), executionTime / 1000, 'failed');
       await afterNode(nodeId, 'failed', null, `${error.code}: ${error.message}`, null, executionTime);
     } finally {
@@ -219,9 +284,19 @@ export async function executeRun(ports: RunEnginePorts, processId: string, worke
 
   // RUN_TIMEOUT_MS counts from the request; the decider judges it (TimeOutRun) with the clock's time.
   const deadline = () => Date.parse(run.requestedAt) + settings.RUN_TIMEOUT_MS;
+  // Between steps the run is what this process folded last (its own appends; a stop asked here):
+  // no stream read per node. The stream itself is read at least every POLL_MS, so a stop or a timeout
+  // recorded by another process is seen; an append on a stale state conflicts and reads anyway.
+  let readAt = performance.now();
+  const currentRun = async () => {
+    const cached = performance.now() - readAt < POLL_MS ? cachedRun(eventStore, processId) : undefined;
+    if (cached) return cached;
+    readAt = performance.now();
+    return loadRun(eventStore, processId);
+  };
   try {
     for (;;) {
-      run = await loadRun(eventStore, processId);
+      run = await currentRun();
       // Ended meanwhile (timed out here or by a worker's sweep): in-flight calls are aborted like on a stop.
       if (run.exists && isFinished(run.status) && inFlight.size > 0) controller.abort(new Error(`the run is ${run.status}`));
       if (!run.exists || isFinished(run.status) || run.workerId !== workerId) break;
@@ -235,7 +310,7 @@ export async function executeRun(ports: RunEnginePorts, processId: string, worke
         for (const nodeId of steps.ready) {
           if (inFlight.size >= settings.RUN_CONCURRENCY) break;
           if (inFlight.has(nodeId)) continue;
-          const work = runNode(nodeId)
+          const work = runNode(nodeId, run)
             .catch((err) => {
               // NODE_NOT_READY and friends: the run moved on (a stop, another worker); the next loop sees why.
               if (!(err instanceof DomainError)) throw err;
@@ -265,5 +340,6 @@ export async function executeRun(ports: RunEnginePorts, processId: string, worke
   } finally {
     running.delete(processId);
   }
-  return loadRun(eventStore, processId);
+  // The run as this loop left it (its own last append), unless the stream was not read for a while.
+  return (performance.now() - readAt < POLL_MS && cachedRun(eventStore, processId)) || loadRun(eventStore, processId);
 }

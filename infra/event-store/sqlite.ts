@@ -50,6 +50,14 @@ CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position INTEGER 
 `;
 
 const SUBSCRIPTION_BATCH = 500;
+
+interface QueuedAppend {
+  streamId: string;
+  events: NewEvent[];
+  expected: ExpectedRevision;
+  resolve(result: AppendResult): void;
+  reject(err: unknown): void;
+}
 const AGE_TRUNCATION_EVERY_MS = 60_000;
 
 export function toRecorded(row: EventRow): RecordedEvent {
@@ -85,6 +93,7 @@ export class SqliteEventStore implements EventStore {
   private readonly appended = new EventEmitter();
   private readonly stmts;
   private readonly appendTransaction: Database.Transaction<typeof this.appendTx>;
+  private readonly groupTransaction: Database.Transaction<typeof this.groupTx>;
   private readonly retention: RetentionPolicies;
   private readonly now: () => Date;
 
@@ -130,6 +139,7 @@ export class SqliteEventStore implements EventStore {
       ),
     };
     this.appendTransaction = this.db.transaction(this.appendTx);
+    this.groupTransaction = this.db.transaction(this.groupTx);
   }
 
   private readonly recent = new RecentEvents();
@@ -200,13 +210,88 @@ export class SqliteEventStore implements EventStore {
     return removed;
   }
 
+  /**
+   * Group commit: appends that arrive within one turn of the event loop (concurrent runs resumed
+   * together) are written in ONE transaction, one commit instead of one each. Each append keeps its
+   * own expected-revision check (a savepoint: a conflict rolls back that append alone) and its own
+   * result or error; each promise settles only after the commit, so an acknowledged append is as
+   * durable as before. Another error aborts the group, and its appends are retried one by one.
+   */
   async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     if (events.length === 0) throw new Error('append needs at least one event');
-    const { recorded, ...result } = this.appendTransaction.immediate(streamId, events, expected);
-    this.recent.push(recorded);
-    this.appended.emit('appended', categoryOf(streamId));
-    return result;
+    return new Promise<AppendResult>((resolve, reject) => {
+      if (!this.queued) {
+        this.queued = [];
+        // Alone (one append in the last turn of the loop): commit at once. Concurrent (several): commit
+        // at the end of this turn, together with the appends the turn still brings.
+        if (this.concurrent) setImmediate(this.flush);
+        else queueMicrotask(this.flush);
+      }
+      this.queued.push({ streamId, events, expected, resolve, reject });
+    });
   }
+
+  private queued: QueuedAppend[] | null = null;
+  /** Appends committed in this turn of the event loop, and whether the last turn had more than one. */
+  private appendsThisTurn = 0;
+  private concurrent = false;
+  private readonly endTurn = () => {
+    this.concurrent = this.appendsThisTurn > 1;
+    this.appendsThisTurn = 0;
+  };
+  /** How many transactions committed how many appends (group commit), for the benchmarks. */
+  readonly commitStats = { commits: 0, appends: 0 };
+
+  private readonly flush = () => {
+    const batch = this.queued!;
+    this.queued = null;
+    let outcomes: Array<{ ok: true; result: AppendResult & { recorded: RecordedEvent[] } } | { ok: false; err: unknown }>;
+    let commits = 1;
+    if (batch.length === 1) {
+      outcomes = [this.appendAlone(batch[0])];
+    } else {
+      try {
+        outcomes = this.groupTransaction.immediate(batch);
+      } catch {
+        outcomes = batch.map((a) => this.appendAlone(a));
+        commits = batch.length;
+      }
+    }
+    this.commitStats.commits += commits;
+    if (this.appendsThisTurn === 0) setImmediate(this.endTurn);
+    this.appendsThisTurn += batch.length;
+    this.commitStats.appends += batch.length;
+    for (let i = 0; i < batch.length; i++) {
+      const outcome = outcomes[i];
+      if (!outcome.ok) {
+        batch[i].reject(outcome.err);
+        continue;
+      }
+      const { recorded, ...result } = outcome.result;
+      this.recent.push(recorded);
+      this.appended.emit('appended', categoryOf(batch[i].streamId));
+      batch[i].resolve(result);
+    }
+  };
+
+  private appendAlone(a: QueuedAppend) {
+    try {
+      return { ok: true as const, result: this.appendTransaction.immediate(a.streamId, a.events, a.expected) };
+    } catch (err) {
+      return { ok: false as const, err };
+    }
+  }
+
+  /** The group's transaction: a savepoint per append, so a conflict undoes only its own append; any other error aborts the group. */
+  private readonly groupTx = (batch: QueuedAppend[]) =>
+    batch.map((a) => {
+      try {
+        return { ok: true as const, result: this.appendTransaction(a.streamId, a.events, a.expected) };
+      } catch (err) {
+        if (err instanceof ConcurrencyError) return { ok: false as const, err };
+        throw err;
+      }
+    });
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
     const max = options.maxCount ?? Number.MAX_SAFE_INTEGER;

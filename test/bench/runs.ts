@@ -1,12 +1,13 @@
 /**
  * 8. Runs: what the run engine costs per node, with the offline provider (no network, no model).
- *  a) runs/s and latency of a 2-node and a 50-node chain (transform → llm offline → transform …):
- *     in-process (requestRun claimed in the same decision + the run executor, what `POST …/run` does minus
- *     HTTP) and over HTTP (`POST /api/flows/{id}/run`, synchronous, the whole app);
- *  b) public-trigger runs/s of the 2-node flow (`POST /api/public/flows/{id}/trigger`, sync) next to
- *     a bare Koa route in the same run, with n8n's published figure for scale;
+ *  a) a 2-node and a 50-node chain (transform → llm offline → transform …) in-process (requestRun
+ *     claimed in the same decision + the run executor, what `POST …/run` does minus HTTP): runs/s at
+ *     16 concurrent runs, and the 50-node run one at a time for its latency and ms per node (aim:
+ *     p50 ≤ 60 ms, ≤ 1 ms per node); and over HTTP (`POST /api/flows/{id}/run`, synchronous, the whole app);
+ *  b) public-trigger runs of the 2-node flow (`POST /api/public/flows/{id}/trigger`, sync) next to a
+ *     bare Koa route in the same run, at 4 connections (aims: ≥ 15 % of bare Koa, p99 ≤ 20 ms) and
+ *     at 16 (throughput), with n8n's published figure for scale;
  *  c) async runs through Kafka: test/bench/runs-async.ts (`npm run bench -- runs-async`).
- * Figures only, except the trigger aim the issue states (5 × n8n's 220/s).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
@@ -18,11 +19,10 @@ import type { ProcessDoc } from '../../projections/runs.js';
 import { call } from '../support/http.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { runLoad, type LoadResult } from './load.js';
-import { fmt, latency, now, settle, type Report } from './support.js';
+import { fmt, latency, now, settle, type Report, type Target } from './support.js';
 
 export const BENCH = '8 runs';
 const N8N_PER_SECOND = 220;
-const AIM_PER_SECOND = 5 * N8N_PER_SECOND;
 
 export interface RunBenchOptions {
   concurrency: number;
@@ -31,6 +31,17 @@ export interface RunBenchOptions {
 }
 
 export const defaults: RunBenchOptions = { concurrency: 16, warmupMs: 1_000, durationMs: 4_000 };
+
+/** The issue's aims for this bench (issue 18). */
+export const AIMS = {
+  /** A 50-node linear flow in-process, one run at a time: p50 of the whole run, and per node. */
+  chainP50Ms: 60,
+  msPerNode: 1,
+  /** The sync 2-node public trigger as a share of bare Koa, and its p99, at this many connections. */
+  triggerShareOfKoa: 15,
+  triggerP99Ms: 20,
+  triggerConcurrency: 4,
+};
 
 export interface BenchUser {
   userId: string;
@@ -49,41 +60,73 @@ export async function benchRuns(report: Report, o: RunBenchOptions = defaults): 
 
     for (const [flowId, nodes] of [[small, 2], [big, 50]] as const) {
       await benchInProcess(report, service, user, flowId, nodes, o);
-      await settle();
+      await drain(service);
       const http = await runLoad({ ...loadOn(service, `/flows/${flowId}/run`, o), headers: user.auth, body: JSON.stringify({ inputs: { topic: 'bench' } }) });
       record(report, `${nodes}-node flow over HTTP (POST /api/flows/{id}/run, sync)`, http, nodes);
-      await settle();
+      await drain(service);
     }
+    // The per-node aim: one run at a time, so the figure is a run's own latency, not a share of a busy machine.
+    const sequential = await benchInProcess(report, service, user, big, 50, { ...o, concurrency: 1 });
+    report.figure(BENCH, '50-node flow in-process, one at a time: latency p50', sequential.p50, 'ms', { digits: 1, target: { op: '<=', value: AIMS.chainP50Ms } });
+    report.figure(BENCH, '50-node flow in-process, one at a time: ms per node (p50 / 50)', sequential.p50 / 50, 'ms', { digits: 2, target: { op: '<=', value: AIMS.msPerNode } });
+    await drain(service);
 
     const key = await enableTrigger(service.baseUrl, user, small);
     bare = await startBareKoa();
-    const bareResult = await runLoad({ ...loadOn(service, '/bare', o), port: (bare.address() as { port: number }).port, paths: ['/bare'], body: JSON.stringify({ topic: 'bench' }) });
-    record(report, 'bare Koa (koa-body, POST → small JSON)', bareResult);
-    await settle();
-    const trigger = await runLoad({ ...loadOn(service, `/public/flows/${small}/trigger`, o), headers: { 'X-Trigger-Key': key }, body: JSON.stringify({ topic: 'bench' }) });
-    const rate = record(report, '2-node flow via public trigger (sync)', trigger, 2, { op: '>=', value: AIM_PER_SECOND });
-    report.figure(BENCH, 'public-trigger runs as a share of bare Koa', (trigger.requests / trigger.elapsedMs / (bareResult.requests / bareResult.elapsedMs)) * 100, '%', { digits: 1 });
-    report.info(BENCH, `for scale: n8n's documentation reports about ${N8N_PER_SECOND} executions per second for a webhook→set workflow on a 2-vCPU instance; aim: 5× that (${fmt(AIM_PER_SECOND)}/s); measured ${fmt(rate)}/s = ${(rate / N8N_PER_SECOND).toFixed(1)}× n8n`);
-    await checkRuns(service, small, trigger.requests);
+    const barePort = (bare.address() as { port: number }).port;
+    let triggered = 0;
+    for (const concurrency of [AIMS.triggerConcurrency, o.concurrency]) {
+      const c = { ...o, concurrency };
+      const bareResult = await runLoad({ ...loadOn(service, '/bare', c), port: barePort, paths: ['/bare'], body: JSON.stringify({ topic: 'bench' }) });
+      record(report, `bare Koa (koa-body, POST → small JSON), c=${concurrency}`, bareResult);
+      await drain(service);
+      const trigger = await runLoad({ ...loadOn(service, `/public/flows/${small}/trigger`, c), headers: { 'X-Trigger-Key': key }, body: JSON.stringify({ topic: 'bench' }) });
+      triggered += trigger.requests;
+      const aim = concurrency === AIMS.triggerConcurrency;
+      const rate = record(report, `2-node flow via public trigger (sync), c=${concurrency}`, trigger, 2, undefined, aim ? { op: '<=', value: AIMS.triggerP99Ms } : undefined);
+      const share = (trigger.requests / trigger.elapsedMs / (bareResult.requests / bareResult.elapsedMs)) * 100;
+      report.figure(BENCH, `public-trigger runs as a share of bare Koa, c=${concurrency}`, share, '%', { digits: 1, ...(aim && { target: { op: '>=', value: AIMS.triggerShareOfKoa } }) });
+      if (!aim) report.info(BENCH, `for scale: n8n's documentation reports about ${N8N_PER_SECOND} executions per second for a webhook→set workflow on a 2-vCPU instance; measured ${fmt(rate)}/s = ${(rate / N8N_PER_SECOND).toFixed(1)}× n8n`);
+      await drain(service);
+    }
+    await checkRuns(service, small, triggered);
   } finally {
     if (bare) await closeServer(bare);
     await service?.stop();
   }
 }
 
-/** `POST …/run` minus HTTP: the run requested and claimed in one decision, then executed here. */
+/**
+ * `POST …/run` minus HTTP: the run requested and claimed in one decision, then executed here. The
+ * projector runs in this process too, behind the runs: a phase ends once the read model shows every
+ * run it started completed, so work deferred to the projector is counted rather than left behind.
+ * One at a time (c=1) the read model catches up between runs, outside the run's latency.
+ */
 async function benchInProcess(report: Report, service: TestService, user: BenchUser, flowId: string, nodes: number, o: RunBenchOptions) {
   const { services } = service;
   const scope = { userId: user.userId, orgId: null, workspaceId: null };
   let failures = 0;
   let firstFailure: string | null = null;
+  let completed = 0;
+  const processes = services.readStore.collection<ProcessDoc>('processes');
+  const projectedBase = await processes.count({ flowId, status: 'completed' });
+  const catchUp = async () => {
+    const since = now();
+    while ((await processes.count({ flowId, status: 'completed' })) < projectedBase + completed) {
+      if (now() - since > 60_000) throw new Error('the read model did not catch up with the runs within 60 s');
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    return now() - since;
+  };
   const once = async () => {
     const context: CommandContext = { actorId: user.userId, orgId: null, workspaceId: null, correlationId: randomUUID(), causationId: null, requestId: null, now: services.now() };
     const processId = services.newId();
     await requestRun(services.eventStore, context, processId, { flowId, mode: 'flow', inputs: { topic: 'bench' }, async: false, requestedBy: user.userId, source: 'api', scope, claimBy: services.runs.localWorkerId });
     const state = await services.runs.execute(processId, services.runs.localWorkerId);
     if (state.status !== 'completed') throw new Error(`run ended ${state.status}: ${JSON.stringify(state.failure)}`);
+    completed++;
   };
+  let lagMs = 0;
   const phase = async (ms: number, samples: number[] | null) => {
     const deadline = now() + ms;
     const t0 = now();
@@ -99,26 +142,41 @@ async function benchInProcess(report: Report, service: TestService, user: BenchU
             failures++;
             firstFailure ??= (err as Error).message;
           }
+          if (o.concurrency === 1) lagMs += await catchUp();
         }
       }),
     );
-    return now() - t0;
+    if (o.concurrency > 1) lagMs += await catchUp();
+    return now() - t0 - (o.concurrency === 1 ? lagMs : 0);
   };
   await phase(o.warmupMs, null);
+  failures = 0;
   const samples: number[] = [];
+  lagMs = 0;
   const elapsedMs = await phase(o.durationMs, samples);
-  record(report, `${nodes}-node flow in-process (requestRun + execute)`, { requests: samples.length, failures, statuses: {}, elapsedMs, latencies: Float64Array.from(samples), firstFailure }, nodes);
+  const result = { requests: samples.length, failures, statuses: {}, elapsedMs, latencies: Float64Array.from(samples), firstFailure };
+  const what = `${nodes}-node flow in-process (requestRun + execute), c=${o.concurrency}`;
+  record(report, what, result, nodes);
+  report.info(BENCH, `${what}: the read model caught up ${fmt(lagMs)} ms after the runs${o.concurrency === 1 ? ' (between runs, not counted)' : ' (counted in the throughput)'}`);
+  return latency(result.latencies);
 }
 
-function record(report: Report, what: string, r: LoadResult, nodes?: number, target?: { op: '>='; value: number }): number {
+function record(report: Report, what: string, r: LoadResult, nodes?: number, target?: Target, p99Target?: Target): number {
   const lat = latency(r.latencies);
   const rate = r.requests / (r.elapsedMs / 1000);
   const failures = r.failures ? `; ${r.failures} failed (${JSON.stringify(r.statuses)}), first: ${r.firstFailure}` : '';
   report.figure(BENCH, `${what}: throughput`, rate, nodes ? 'runs/s' : 'req/s', { target, note: `${fmt(r.requests)} in ${(r.elapsedMs / 1000).toFixed(1)} s${failures}` });
   report.figure(BENCH, `${what}: latency p50`, lat.p50, 'ms', { digits: 2 });
-  report.figure(BENCH, `${what}: latency p99`, lat.p99, 'ms', { digits: 2 });
+  report.figure(BENCH, `${what}: latency p99`, lat.p99, 'ms', { digits: 2, target: p99Target });
   if (nodes) report.info(BENCH, `${what}: ${fmt(rate * nodes)} nodes/s, ${(1000 / (rate * nodes)).toFixed(3)} ms of wall time per node at this concurrency`);
   return rate;
+}
+
+/** Between phases: the projectors behind the last one reach the log's head, so its backlog is not the next one's cost. */
+async function drain(service: TestService) {
+  const { services } = service;
+  await services.projections.waitFor(await services.eventStore.headPosition(), 'run-drain', 60_000);
+  await settle();
 }
 
 const loadOn = (service: TestService, path: string, o: RunBenchOptions) => {

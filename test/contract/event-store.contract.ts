@@ -159,6 +159,25 @@ export function eventStoreContract(label: string, make: () => Promise<EventStore
       }
     });
 
+    it('appends issued together (one group commit on SQLite) keep their own expected-revision check and result', async () => {
+      const streams = Array.from({ length: 8 }, () => freshStream());
+      await store.append(streams[0]!, evs(1), 'no_stream');
+      const expectedOf = (i: number): ExpectedRevision => (i === 0 ? 0 : i === 3 ? 5 : 'no_stream');
+      const results = await Promise.allSettled(streams.map((s, i) => store.append(s, [ev('Together', { i })], expectedOf(i))));
+      expect(results[3]!.status).to.equal('rejected');
+      expect((results[3] as PromiseRejectedResult).reason).to.be.instanceOf(ConcurrencyError);
+      expect(await store.readStream(streams[3]!)).to.deep.equal([]);
+      for (const [i, r] of results.entries()) {
+        if (i === 3) continue;
+        expect(r.status, `append ${i}`).to.equal('fulfilled');
+        const result = (r as PromiseFulfilledResult<{ revision: number; position: number }>).value;
+        const stored = await store.readStream(streams[i]!);
+        expect(stored.map((e) => e.revision)).to.deep.equal(i === 0 ? [0, 1] : [0]);
+        expect(result).to.deep.include({ revision: i === 0 ? 1 : 0, position: stored[stored.length - 1]!.position });
+        expect(stored[stored.length - 1]!.data).to.deep.equal({ i });
+      }
+    });
+
     it('reads a stream forwards and backwards with fromRevision and maxCount', async () => {
       const s = freshStream();
       await store.append(s, evs(5), 'no_stream');

@@ -60,6 +60,26 @@ describe('SqliteEventStore subscriptions', () => {
     expect(Date.now() - started).to.be.below(100);
   });
 
+  it('group commit: appends issued together share one transaction; an error in one fails only that one', async () => {
+    const before = { ...store.commitStats };
+    const results = await Promise.allSettled([
+      store.append('group-1', [event()], 'no_stream'),
+      store.append('group-2', [{ ...event(), data: { n: 1n } }], 'no_stream'), // JSON.stringify throws: not a conflict
+      store.append('group-3', [event()], 'no_stream'),
+      store.append('group-1', [event()], 0), // after the first append of the same group
+    ]);
+    expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect((results[1] as PromiseRejectedResult).reason).to.be.instanceOf(TypeError);
+    expect((await store.readStream('group-1')).map((e) => e.revision)).to.deep.equal([0, 1]);
+    expect(await store.readStream('group-2')).to.deep.equal([]);
+    expect(await store.readStream('group-3')).to.have.length(1);
+    // The failed group was rolled back and its appends made one by one.
+    expect(store.commitStats.appends - before.appends).to.equal(4);
+    const grouped = await Promise.all([store.append('group-4', [event()], 'no_stream'), store.append('group-5', [event()], 'no_stream')]);
+    expect(grouped.map((r) => r.position)).to.deep.equal([grouped[0]!.position, grouped[0]!.position + 1]);
+    expect(store.commitStats.commits - before.commits).to.equal(4 + 1);
+  });
+
   it('closing the store ends its open subscriptions instead of making them throw', async () => {
     const sub = store.subscribe();
     const loop = (async () => {
