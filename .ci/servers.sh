@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Real servers for the test suite, bound to 127.0.0.1 only:
-#   Kafka 3.9.x (KRaft, jars from Maven Central), FerretDB v1.24 (SQLite, built with Go), Redis (Debian),
-#   an S3-compatible server (gofakes3, MIT, built from the Go module proxy; bolt file backend).
+#   Kafka 3.9.x (KRaft, jars from Maven Central), FerretDB v1.24 (built with Go) on PostgreSQL (Debian's
+#   `postgresql`), Redis (Debian), an S3-compatible server (gofakes3, MIT, built from the Go module proxy;
+#   bolt file backend). FERRETDB_HANDLER=sqlite runs FerretDB on its SQLite backend instead (no PostgreSQL).
 #
 #   bash .ci/servers.sh start    install what is missing (cached), start what is not running, wait until ready
 #   bash .ci/servers.sh stop
-#   bash .ci/servers.sh status   exit 0 only if all three are up
+#   bash .ci/servers.sh status   exit 0 only if all are up
 #
 # Everything lives under $SERVERS_DIR (default <repo>/.servers): jars, binary, data, logs/, run/ (pid files)
 # and env (KAFKA_BROKERS, MONGODB_URL, REDIS_URL, S3_*; `set -a; . "$SERVERS_DIR/env"; set +a`).
-# Ports: KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (9093), MONGO_PORT (27017), REDIS_PORT (6379), S3_PORT (9310).
+# Ports: KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (9093), MONGO_PORT (27017), REDIS_PORT (6379), S3_PORT (9310),
+# PG_PORT (55432: PostgreSQL behind FerretDB, not the system's 5432).
+# PostgreSQL refuses to run as root: as root the script runs initdb/postgres as the `postgres` user (setpriv),
+# with the data dir in $SERVERS_DIR/postgres (or, when that user cannot reach it, e.g. under /root, in
+# /var/lib/postgresql/flow-servers-<hash>, linked from there); TCP on 127.0.0.1 only, trust auth, no unix socket.
 # Download caches stay where the tools keep them (~/.m2, Go module and build caches), so a fresh
 # clone on the same machine rebuilds quickly.
 set -euo pipefail
@@ -22,7 +27,9 @@ SERVERS_DIR=$(cd "$SERVERS_DIR" && pwd)
 LOGS=$SERVERS_DIR/logs RUN=$SERVERS_DIR/run
 HOST=127.0.0.1
 KAFKA_PORT=${KAFKA_PORT:-9092} KAFKA_CONTROLLER_PORT=${KAFKA_CONTROLLER_PORT:-9093}
-MONGO_PORT=${MONGO_PORT:-27017} REDIS_PORT=${REDIS_PORT:-6379} S3_PORT=${S3_PORT:-9310}
+MONGO_PORT=${MONGO_PORT:-27017} REDIS_PORT=${REDIS_PORT:-6379} S3_PORT=${S3_PORT:-9310} PG_PORT=${PG_PORT:-55432}
+FERRETDB_HANDLER=${FERRETDB_HANDLER:-postgresql}
+[[ $FERRETDB_HANDLER == postgresql || $FERRETDB_HANDLER == sqlite ]] || { echo "FERRETDB_HANDLER: postgresql or sqlite" >&2; exit 2; }
 KAFKA_VERSIONS=${KAFKA_VERSION:-3.9.1 3.9.0}       # first one that resolves wins
 FERRETDB_VERSION=v1.24.0
 GO_FALLBACK=1.22.12                                # toolchain module used only if no Go >= 1.22 is installed
@@ -82,8 +89,13 @@ install_packages() {
   [[ -f $KAFKA/jars/.complete ]] || command -v mvn >/dev/null || missing+=(maven)
   command -v redis-server >/dev/null || missing+=(redis-server)
   command -v redis-cli >/dev/null || missing+=(redis-tools)
+  [[ $FERRETDB_HANDLER != postgresql ]] || pg_bin >/dev/null || missing+=(postgresql)
   ((${#missing[@]})) || return 0
   apt_install "${missing[@]}"
+  # Likewise the postgresql package creates and starts the system's cluster on 5432; ours is separate.
+  if [[ " ${missing[*]} " == *" postgresql "* ]]; then
+    { service postgresql stop || systemctl disable --now postgresql; } >/dev/null 2>&1 || true
+  fi
   # Without a policy-rc.d, the package starts the system's own redis on 6379: stop it.
   if [[ " ${missing[*]} " == *" redis-server "* ]]; then
     { service redis-server stop || systemctl disable --now redis-server; } >/dev/null 2>&1 || true
@@ -128,7 +140,7 @@ find_go() {
 install_ferretdb() {
   [[ -x $FERRET_BIN ]] && cmp -s "$HERE/ferretdb-main.go" "$FERRET/main.go" && return
   local go; go=$(find_go)
-  log "ferretdb: building $FERRETDB_VERSION (embedded, SQLite) with $("$go" env GOVERSION); takes a few minutes the first time"
+  log "ferretdb: building $FERRETDB_VERSION (embedded; PostgreSQL and SQLite backends) with $("$go" env GOVERSION); takes a few minutes the first time"
   mkdir -p "$FERRET" "$(dirname "$FERRET_BIN")"
   cp "$HERE/ferretdb-main.go" "$FERRET/main.go.new"
   printf 'module local.ci/ferretdb-embedded\n\ngo 1.22\n' >"$FERRET/go.mod"
@@ -225,13 +237,73 @@ EOF
 }
 
 start_ferretdb() {
-  already_up ferretdb "$MONGO_PORT" && return
+  if already_up ferretdb "$MONGO_PORT"; then
+    local h; h=$(cat "$RUN/ferretdb.handler" 2>/dev/null || echo sqlite)
+    [[ $h == "$FERRETDB_HANDLER" ]] ||
+      log "WARNING: ferretdb is running on $h, not $FERRETDB_HANDLER: \`bash .ci/servers.sh stop\` first to switch"
+    return
+  fi
   pid_alive ferretdb || {
-    log "ferretdb: starting"
-    mkdir -p "$SERVERS_DIR/ferretdb-data"
-    spawn ferretdb "$FERRET_BIN" -log-level "${FERRETDB_LOG_LEVEL:-warn}" -listen "$HOST:$MONGO_PORT" -dir "$SERVERS_DIR/ferretdb-data"
+    log "ferretdb: starting ($FERRETDB_HANDLER)"
+    local backend=(-handler sqlite -dir "$SERVERS_DIR/ferretdb-data")
+    [[ $FERRETDB_HANDLER == sqlite ]] || backend=(-postgresql-url "postgres://postgres@$HOST:$PG_PORT/$PG_DB")
+    echo "$FERRETDB_HANDLER" >"$RUN/ferretdb.handler"
+    spawn ferretdb "$FERRET_BIN" -log-level "${FERRETDB_LOG_LEVEL:-warn}" -listen "$HOST:$MONGO_PORT" "${backend[@]}"
   }
   wait_until ferretdb 30 "$FERRET_BIN" -ping "$HOST:$MONGO_PORT"
+}
+
+# ---------------------------------------------------------------- PostgreSQL (FerretDB's backend)
+# Debian's server binaries live in /usr/lib/postgresql/<major>/bin (not on PATH): the newest one.
+pg_bin() { local d; d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1); [[ -x $d/postgres ]] && echo "$d"; }
+PG_DB=ferretdb
+# as_pg CMD...: run CMD as the postgres user when root (PostgreSQL refuses root), else as ourselves.
+AS_PG=()
+[[ $(id -u) != 0 ]] || AS_PG=(setpriv --reuid=postgres --regid=postgres --init-groups --reset-env --)
+as_pg() { "${AS_PG[@]}" "$@"; }
+# Prints the data dir, creating it: $SERVERS_DIR/postgres/data, or a dir the postgres user can reach.
+pg_data() {
+  local d=$SERVERS_DIR/postgres
+  if [[ -L $d ]]; then echo "$(readlink "$d")/data"; return; fi
+  mkdir -p "$d"
+  if [[ $(id -u) == 0 ]]; then
+    chown postgres: "$d"
+    if ! as_pg test -w "$d"; then   # a parent dir is closed to others (e.g. a clone under /root)
+      rmdir "$d"
+      local alt; alt=/var/lib/postgresql/flow-servers-$(printf %s "$SERVERS_DIR" | md5sum | cut -c1-12)
+      mkdir -p "$alt" && chown postgres: "$alt" && ln -s "$alt" "$d"
+      log "postgres: $SERVERS_DIR is closed to the postgres user; data in $alt"
+      d=$alt
+    fi
+  fi
+  echo "$d/data"
+}
+pg_ready() { "$PGBIN/pg_isready" -q -h "$HOST" -p "$PG_PORT" -d postgres -U postgres; }
+start_postgres() {
+  [[ $FERRETDB_HANDLER == postgresql ]] || return 0
+  PGBIN=$(pg_bin) || die "no PostgreSQL server in /usr/lib/postgresql/*/bin"
+  if ! already_up postgres "$PG_PORT"; then
+    pid_alive postgres || {
+      local data; data=$(pg_data)
+      if [[ ! -f $data/PG_VERSION ]]; then
+        log "postgres: initdb $data"
+        rm -rf "$data"
+        as_pg "$PGBIN/initdb" -D "$data" -U postgres --auth=trust --no-locale -E UTF8 >"$LOGS/postgres-initdb.log" 2>&1 ||
+          { tail -n 20 "$LOGS/postgres-initdb.log" >&2; die "initdb failed (log: $LOGS/postgres-initdb.log)"; }
+      fi
+      rm -f "$data/postmaster.pid"   # left by a killed server; our pid file said it is gone
+      log "postgres: starting"
+      # synchronous_commit=off: a commit is acknowledged before its WAL is flushed (within ~0.2 s), which is
+      # what MongoDB's default write concern {w:1} does with its journal (flushed every 100 ms); fsync stays
+      # on, so a crash loses at most that window, never consistency.
+      spawn postgres "${AS_PG[@]}" "$PGBIN/postgres" -D "$data" -c listen_addresses="$HOST" -p "$PG_PORT" \
+        -c unix_socket_directories= -c max_connections=200 -c synchronous_commit=off -c shared_buffers=256MB
+    }
+    wait_until postgres 60 pg_ready
+  fi
+  [[ $("$PGBIN/psql" -h "$HOST" -p "$PG_PORT" -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$PG_DB'") == 1 ]] ||
+    "$PGBIN/psql" -q -h "$HOST" -p "$PG_PORT" -U postgres -d postgres -c "CREATE DATABASE $PG_DB" >/dev/null ||
+    die "could not create database $PG_DB"
 }
 
 redis_ping() { [[ $(redis-cli -h "$HOST" -p "$REDIS_PORT" ping 2>/dev/null) == PONG ]]; }
@@ -249,6 +321,7 @@ start_redis() {
 
 # ---------------------------------------------------------------- commands
 SERVERS=(kafka:KAFKA_PORT ferretdb:MONGO_PORT redis:REDIS_PORT s3:S3_PORT)
+[[ $FERRETDB_HANDLER == sqlite ]] || SERVERS+=(postgres:PG_PORT)
 
 status() {
   local s name var port rc=0
@@ -264,10 +337,10 @@ status() {
 }
 
 stop_one() {
-  local name=$1 p i
+  local name=$1 sig=${2:-TERM} p i
   p=$(pid_of "$name") && kill -0 "$p" 2>/dev/null || { rm -f "$RUN/$name.pid"; return 0; }
   log "$name: stopping (pid $p)"
-  kill -TERM "$p"
+  kill -"$sig" "$p"
   for i in {1..60}; do kill -0 "$p" 2>/dev/null || break; sleep 0.5; done
   kill -0 "$p" 2>/dev/null && { log "$name: still running after 30s, killing"; kill -KILL "$p"; }
   rm -f "$RUN/$name.pid"
@@ -287,6 +360,7 @@ start)
   install_ferretdb
   install_s3
   start_kafka
+  start_postgres
   start_ferretdb
   start_redis
   start_s3
@@ -303,7 +377,9 @@ S3_SECRET_ACCESS_KEY=test
 EOF
   cat "$SERVERS_DIR/env"
   ;;
-stop) for s in s3 redis ferretdb kafka; do stop_one "$s"; done ;;
+stop)  # postgres: SIGINT is its fast shutdown (SIGTERM waits for every client to disconnect)
+  for s in s3 redis ferretdb kafka; do stop_one "$s"; done
+  stop_one postgres INT ;;
 status) status ;;
 *) die "usage: bash .ci/servers.sh start|stop|status" ;;
 esac

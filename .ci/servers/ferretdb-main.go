@@ -1,8 +1,9 @@
-// ferretdb-embedded: FerretDB v1.x (SQLite backend) through its embeddable package,
-// which avoids the panic of `go install .../cmd/ferretdb` (missing generated version file).
+// ferretdb-embedded: FerretDB v1.x through its embeddable package, which avoids the panic of
+// `go install .../cmd/ferretdb` (missing generated version file). Two backends:
 //
-//	ferretdb-embedded -listen 127.0.0.1:27017 -dir /path/to/data   # serve
-//	ferretdb-embedded -ping 127.0.0.1:27017                       # exit 0 if `ping` answers ok
+//	ferretdb-embedded -listen 127.0.0.1:27017 -postgresql-url postgres://u@127.0.0.1:5432/ferretdb  # PostgreSQL (default)
+//	ferretdb-embedded -listen 127.0.0.1:27017 -handler sqlite -dir /path/to/data                    # SQLite
+//	ferretdb-embedded -ping 127.0.0.1:27017          # exit 0 if `ping` answers ok
 package main
 
 import (
@@ -24,7 +25,9 @@ import (
 
 func main() {
 	listen := flag.String("listen", "127.0.0.1:27017", "TCP address to listen on")
-	dir := flag.String("dir", "data", "SQLite data directory (created if missing)")
+	handler := flag.String("handler", "postgresql", "backend: postgresql or sqlite")
+	pgURL := flag.String("postgresql-url", "postgres://127.0.0.1:5432/ferretdb", "PostgreSQL URL (-handler postgresql)")
+	dir := flag.String("dir", "data", "SQLite data directory, created if missing (-handler sqlite)")
 	ping := flag.String("ping", "", "only ping the server at this address and exit")
 	level := flag.String("log-level", "warn", "debug, info, warn or error (info logs every connection)")
 	flag.Parse()
@@ -45,21 +48,29 @@ func main() {
 		return
 	}
 
-	abs, err := filepath.Abs(*dir)
-	if err == nil {
-		err = os.MkdirAll(abs, 0o755)
-	}
-	if err != nil {
-		slog.Error("data dir", "err", err)
-		os.Exit(1)
-	}
-
 	// Telemetry is disabled (and locked) by the embeddable package itself.
-	f, err := ferretdb.New(&ferretdb.Config{
-		Listener:  ferretdb.ListenerConfig{TCP: *listen},
-		Handler:   "sqlite",
-		SQLiteURL: "file:" + abs + "/",
-	})
+	cfg := &ferretdb.Config{Listener: ferretdb.ListenerConfig{TCP: *listen}, Handler: *handler}
+	backend := ""
+	switch *handler {
+	case "postgresql":
+		cfg.PostgreSQLURL = *pgURL
+		backend = *pgURL
+	case "sqlite":
+		abs, err := filepath.Abs(*dir)
+		if err == nil {
+			err = os.MkdirAll(abs, 0o755)
+		}
+		if err != nil {
+			slog.Error("data dir", "err", err)
+			os.Exit(1)
+		}
+		cfg.SQLiteURL = "file:" + abs + "/"
+		backend = cfg.SQLiteURL
+	default:
+		fmt.Fprintln(os.Stderr, "unknown -handler (postgresql or sqlite):", *handler)
+		os.Exit(2)
+	}
+	f, err := ferretdb.New(cfg)
 	if err != nil {
 		slog.Error("ferretdb.New", "err", err)
 		os.Exit(1)
@@ -68,7 +79,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	slog.Warn("FerretDB listening", "uri", f.MongoDBURI(), "dir", abs)
+	slog.Warn("FerretDB listening", "uri", f.MongoDBURI(), "handler", *handler, "backend", backend)
 	if err := f.Run(ctx); err != nil {
 		slog.Error("run", "err", err)
 		os.Exit(1)

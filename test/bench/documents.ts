@@ -2,7 +2,7 @@
  * Document database: inserts per second with 1 and with 8 concurrent writers to one collection,
  * then inserts per second and searches per second on a collection of 100,000
  * documents (DOCS_BENCH_N), on the embedded read store and on the MongoDB-wire server
- * (MONGODB_URL; FerretDB v1.24 here), without and with an index on the filtered field.
+ * (MONGODB_URL; FerretDB v1.24 on PostgreSQL here), without and with an index on the filtered field.
  *
  * - Inserts go through the command layer (insertDocument: checks, decider, SQLite append), not
  *   HTTP: 100,000 HTTP round trips would mostly measure the HTTP stack (see the `http` benchmark).
@@ -11,18 +11,22 @@
  * - Embedded: all 100,000 through the command layer; the index is then built the way the projector
  *   builds it at collection creation, and the same searches run again. The insert rate with an
  *   index is measured on a 10,000-document collection created with it.
- * - MongoDB wire: FerretDB v1.24's projection rate (a few to tens of events per second on this
- *   loaded machine) would take hours for 100,000, and it neither pushes sorts nor non-`_id` filters
- *   down to SQLite (a search reads and sorts the whole collection), so: insert rates on
+ * - MongoDB wire: FerretDB v1.24's projection rate would take long for 100,000, and it never reads
+ *   a secondary index: on PostgreSQL it pushes down equality on top-level fields only, as a jsonb
+ *   containment (`_jsonb->'f' @> v`) that its btree expression indexes cannot serve (EXPLAIN: Seq
+ *   Scan, even on `_id`); a dotted path such as the stored `d.category` is not pushed down at all,
+ *   so a search decodes and sorts the whole collection in FerretDB. Hence insert rates on
  *   DOCS_BENCH_MONGO_SAMPLE documents (100), and searches on DOCS_BENCH_MONGO_N documents (10,000)
- *   written directly in the projector's stored shape (insertMany, 1,000 per call). The figure
- *   names say the sizes; a real MongoDB would use the index.
+ *   written directly in the projector's stored shape (insertMany, 1,000 per call), with the index
+ *   the projector creates for a declared `{category: 1}` (`d.category`). The aim (≥ 500 searches/s
+ *   with an index) is printed with met / not met, the server's own explain of the search beside it,
+ *   and the same-run embedded indexed figure as the reference. A real MongoDB would use the index.
  * Searches call the search query (filter rewrite, store find sorted by _id, projection) directly,
  * sequentially, limit 20, for up to 8 s or 2,000 searches.
  */
 import { randomUUID } from 'node:crypto';
 import { createCollection, insertDocument } from '../../commands/documents.js';
-import { collectionStreamId, documentStreamId, translateFilter } from '../../domain/documents/index.js';
+import { collectionStreamId, documentStreamId, storedPath, translateFilter } from '../../domain/documents/index.js';
 import type { ReadStore } from '../../infra/ports/read-store.js';
 import { ProjectionRunner } from '../../infra/projection-runner.js';
 import { MemoryReadStore } from '../../infra/read-store/memory.js';
@@ -42,6 +46,35 @@ const documentOf = (i: number, categories: number) => ({
 });
 
 type Results = Record<string, number>;
+
+/** Issue 18: equality search on 10,000 documents on MongoDB-wire ≥ 500 searches/s with an index. */
+const SEARCH_AIM = { op: '>=', value: 500 } as const;
+const ratio = (a?: number, b?: number, digits = 1) => (a && b ? `${fmt(a / b, digits)}×` : 'n/a');
+
+/**
+ * What the server does with the search the bench sends (filter rewritten onto the stored shape,
+ * sorted by _id, limit 21): its indexes on the collection, and its explain. FerretDB answers explain
+ * with `filterPushdown` / `sortPushdown` and PostgreSQL's plan; a MongoDB server with `queryPlanner`.
+ */
+async function explainSearch(report: Report, db: string, collection: string, n: number): Promise<void> {
+  const client = await new MongoClient(process.env.MONGODB_URL!).connect();
+  try {
+    const coll = client.db(db).collection(collection);
+    const filter = translateFilter({ category: 'cat-1' }, LIMITS);
+    const indexes = (await coll.listIndexes().toArray()).map((i) => JSON.stringify(i.key)).join(', ');
+    const e = (await coll.find(filter).sort({ _id: 1 }).limit(21).explain()) as Record<string, unknown>;
+    const plan = (e.queryPlanner as { Plan?: { 'Node Type'?: string; 'Relation Name'?: string } } | undefined)?.Plan;
+    const winning = (e.queryPlanner as { winningPlan?: unknown } | undefined)?.winningPlan;
+    const server = 'filterPushdown' in e
+      ? `filterPushdown ${String(e.filterPushdown)}, sortPushdown ${String(e.sortPushdown)}${plan ? `, PostgreSQL plan: ${plan['Node Type']}` : ''}`
+      : `winningPlan ${JSON.stringify(winning).slice(0, 200)}`;
+    report.info(BENCH, `MongoDB wire, ${fmt(n)} documents: indexes ${indexes}; explain of find(${JSON.stringify(filter)}).sort({_id: 1}).limit(21): ${server}`);
+  } catch (err) {
+    report.info(BENCH, `MongoDB wire: explain failed: ${(err as Error).message}`);
+  } finally {
+    await client.close();
+  }
+}
 
 export async function benchDocuments(report: Report): Promise<void> {
   const n = Number(process.env.DOCS_BENCH_N ?? 100_000);
@@ -83,14 +116,17 @@ export async function benchDocuments(report: Report): Promise<void> {
       }
       report.info(BENCH, `MongoDB wire: wrote ${fmt(mongoN)} stored rows directly in ${fmt((now() - t0) / 1000, 1)} s`);
       await searches(report, 'MongoDB wire, no index', store, id, mongoN, results);
-      await coll.createIndex({ keys: { 'd.category': 1 } });
-      await searches(report, 'MongoDB wire, index on category', store, id, mongoN, results);
+      // The index the projector creates for a collection declared with `indexes: [{keys: {category: 1}}]`.
+      await coll.createIndex({ keys: { [storedPath('category', 'index')]: 1 } });
+      await explainSearch(report, db, physicalCollection(id), mongoN);
+      await searches(report, 'MongoDB wire, index on category', store, id, mongoN, results, SEARCH_AIM);
+      const [wire, embedded] = [results['search MongoDB wire, index on category'], results['search embedded, index on category']];
+      if (wire && embedded) report.info(BENCH, `reference for the aim: embedded indexed searches in the same run ${fmt(embedded)}/s; MongoDB wire reaches ${fmt((100 * wire) / embedded, 2)} % of it (1 : ${fmt(embedded / wire)})`);
       await (store as MongoReadStore).listCollections().then((names) => Promise.all(names.map((c) => store.collection(c).drop())));
     });
   } else {
-    report.skip(BENCH, 'MongoDB wire', 'MONGODB_URL is not set');
+    report.skip(BENCH, 'MongoDB wire, index on category: equality searches, 10,000 documents', 'MONGODB_URL is not set', SEARCH_AIM, 'searches/s');
   }
-  const ratio = (a?: number, b?: number) => (a && b ? `${fmt(a / b, 1)}×` : 'n/a');
   report.info(BENCH, `index speed-up of equality searches: embedded ${ratio(results['search embedded, index on category'], results['search embedded, no index'])}, MongoDB wire ${ratio(results['search MongoDB wire, index on category'], results['search MongoDB wire, no index'])}`);
   report.info(BENCH, `embedded / MongoDB wire: searchable inserts ${ratio(results['visible embedded, no index'], results['visible MongoDB wire, no index'])}, indexed searches ${ratio(results['search embedded, index on category'], results['search MongoDB wire, index on category'])}`);
 }
@@ -181,7 +217,7 @@ async function concurrentWriters(report: Report, events: ReturnType<typeof embed
 }
 
 /** Equality on "category": MATCHES documents of n match; first page of 20, sorted by _id. */
-async function searches(report: Report, label: string, store: ReadStore, collectionId: string, n: number, results: Results) {
+async function searches(report: Report, label: string, store: ReadStore, collectionId: string, n: number, results: Results, target?: { op: '>=' | '<='; value: number }) {
   const categories = Math.max(1, Math.floor(n / MATCHES));
   const samples: number[] = [];
   const start = now();
@@ -198,6 +234,7 @@ async function searches(report: Report, label: string, store: ReadStore, collect
   const lat = latency(samples);
   report.figure(BENCH, `${label}: equality searches, ${fmt(n)} documents, ${MATCHES} matches, limit 20`, perSecond, 'searches/s', {
     digits: perSecond < 10 ? 1 : 0,
+    target,
     note: `p50 ${fmt(lat.p50, 1)} ms, p99 ${fmt(lat.p99, 1)} ms, ${q} searches`,
   });
   results[`search ${label}`] = perSecond;
