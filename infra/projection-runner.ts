@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { ProjectionControl } from '../commands/operations-control.js';
 import { categoryOf } from '../domain/shared/events.js';
-import type { Projector } from '../projections/projector.js';
+import type { RecordedEvent } from '../domain/shared/events.js';
+import { type Projector, projectAll } from '../projections/projector.js';
 import { systemClock } from './ports/clock.js';
 import type { EventStore, EventSubscription } from './ports/event-store.js';
 import type { Logger } from './ports/logger.js';
@@ -10,6 +11,8 @@ import type { Projections, ProjectionStatus, RebuildResult } from './ports/proje
 import type { ReadStore } from './ports/read-store.js';
 
 const LAG_CAP = 10_000;
+/** The most events projected together (one `projectBatch`, one checkpoint). */
+export const PROJECTION_BATCH_MAX = 1_000;
 const checkpointKey = (name: string) => `projection:${name}`;
 
 interface Loop {
@@ -70,22 +73,82 @@ export class ProjectionRunner implements Projections {
     loop.lastError = null;
     const subscription = this.events.subscribe({ after: loop.position, categories: loop.projector.categories });
     loop.subscription = subscription;
-    loop.done = (async () => {
+    loop.done = this.project(loop, subscription);
+  }
+
+  /**
+   * Reads the subscription ahead into a buffer (at most PROJECTION_BATCH_MAX events) while the
+   * projector works, and projects what the buffer holds as one batch: a batch is what arrived
+   * meanwhile, never waited for. One checkpoint per batch, after it: a failure or a crash
+   * mid-batch projects the whole batch again from the last checkpoint (projectors are idempotent).
+   */
+  private async project(loop: Loop, subscription: EventSubscription): Promise<void> {
+    const buffer: RecordedEvent[] = [];
+    let ended = false;
+    let readError: unknown = null;
+    // Held in an object: closures assign them, which narrowing of plain `let`s does not see.
+    const wake: { projector: (() => void) | null; reader: (() => void) | null } = { projector: null, reader: null };
+    let quit = false;
+    const iterator = subscription[Symbol.asyncIterator]();
+    const reader = (async () => {
       try {
-        for await (const event of subscription) {
-          await loop.projector.project(event, this.store);
-          await this.store.checkpoints.set(checkpointKey(loop.projector.name), event.position);
-          loop.position = event.position;
-          loop.projected += 1;
-          this.progress.emit('progress');
+        while (!quit) {
+          if (buffer.length >= PROJECTION_BATCH_MAX) {
+            await new Promise<void>((resolve) => (wake.reader = resolve));
+            continue;
+          }
+          const next = await iterator.next();
+          if (next.done) break;
+          buffer.push(next.value);
+          wake.projector?.();
         }
       } catch (err) {
-        loop.state = 'failed';
-        loop.lastError = (err as Error).message;
-        this.logger.error({ err, projection: loop.projector.name }, 'projection failed');
-        this.progress.emit('progress');
+        readError = err;
+      } finally {
+        ended = true;
+        wake.projector?.();
       }
     })();
+    try {
+      for (;;) {
+        // Ended: closed (stop, rebuild) or failed; what was read ahead is left to the next start.
+        if (ended) {
+          if (readError) throw readError;
+          return;
+        }
+        if (!buffer.length) {
+          await new Promise<void>((resolve) => (wake.projector = resolve));
+          wake.projector = null;
+          // One turn of the event loop lets events the subscription already holds (the rest of
+          // the page it read) join this batch; it never waits for new appends.
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          continue;
+        }
+        const batch = buffer.splice(0, PROJECTION_BATCH_MAX);
+        wake.reader?.();
+        wake.reader = null;
+        // Event by event, the read model already shows each event: read-your-writes (waitFor) need
+        // not wait for the batch's checkpoint.
+        await projectAll(loop.projector, batch, this.store, (event) => {
+          loop.position = event.position;
+          this.progress.emit('progress');
+        });
+        const last = batch[batch.length - 1].position;
+        await this.store.checkpoints.set(checkpointKey(loop.projector.name), last);
+        loop.position = last;
+        loop.projected += batch.length;
+        this.progress.emit('progress');
+      }
+    } catch (err) {
+      loop.state = 'failed';
+      loop.lastError = (err as Error).message;
+      this.logger.error({ err, projection: loop.projector.name }, 'projection failed');
+      this.progress.emit('progress');
+    } finally {
+      quit = true;
+      wake.reader?.();
+      void reader;
+    }
   }
 
   private async stopLoop(loop: Loop): Promise<void> {

@@ -15,6 +15,22 @@ export interface Projector {
   collections: string[];
   setup(store: ReadStore): Promise<void>;
   project(event: RecordedEvent, store: ReadStore): Promise<void>;
+  /**
+   * Projects events the runner took together (in log order, several streams mixed), usually with
+   * one bulk write; the runner checkpoints once after it. Optional: without it the runner calls
+   * `project` for each event. Must leave the same read model as projecting them one by one, and
+   * stay idempotent: after a failure the whole batch is projected again from the last checkpoint.
+   */
+  projectBatch?(events: RecordedEvent[], store: ReadStore): Promise<void>;
+}
+
+/** `projector.projectBatch`, or `project` event by event, telling `projected` after each one. */
+export async function projectAll(projector: Projector, events: RecordedEvent[], store: ReadStore, projected?: (event: RecordedEvent) => void): Promise<void> {
+  if (projector.projectBatch) return projector.projectBatch(events, store);
+  for (const event of events) {
+    await projector.project(event, store);
+    projected?.(event);
+  }
 }
 
 /**

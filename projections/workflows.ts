@@ -71,6 +71,8 @@ export const workflowsProjector: Projector = {
     await c.createIndex({ keys: { orgId: 1, workspaceId: 1, createdAt: -1 } });
     await c.createIndex({ keys: { status: 1, createdAt: -1 } });
     await c.createIndex({ keys: { flowId: 1, createdAt: -1 } });
+    // Workflow recovery: running workflows, least recently updated first.
+    await c.createIndex({ keys: { status: 1, updatedAt: 1 } });
     await store.collection(TIMERS).createIndex({ keys: { fireAt: 1 } });
   },
   async project(recorded, store) {

@@ -43,6 +43,24 @@ export interface WriteResult {
   upserted: boolean;
 }
 
+/**
+ * One write of a `bulkWrite`. Applied in order; a projector batches its writes for many events
+ * into one call (one round trip on MongoDB) and guards each by version, so replaying changes nothing.
+ */
+export type WriteOp<T extends Doc = Doc> =
+  /** Refused with DuplicateKeyError when the `_id` exists. Far cheaper than an upsert on FerretDB 1.24/SQLite, whose writes by filter scan the collection. */
+  | { insertOne: { document: T } }
+  | { replaceOne: { filter: Filter; replacement: T; upsert?: boolean } }
+  | { updateOne: { filter: Filter; update: Update; upsert?: boolean } }
+  | { deleteOne: { filter: Filter } };
+
+export interface BulkWriteResult {
+  matched: number;
+  modified: number;
+  upserted: number;
+  deleted: number;
+}
+
 export interface IndexSpec {
   keys: Record<string, 1 | -1>;
   unique?: boolean;
@@ -62,6 +80,14 @@ export interface DocumentCollection<T extends Doc = Doc> {
   updateMany(filter: Filter, update: Update): Promise<WriteResult>;
   deleteOne(filter: Filter): Promise<number>;
   deleteMany(filter: Filter): Promise<number>;
+  /**
+   * The writes in order, as one batch (one round trip per run of same-kind writes on MongoDB).
+   * Ordered, not atomic: the first refused write (DuplicateKeyError, as the single writes) stops
+   * the batch with the writes before it applied and the rest not, so callers guard by version and
+   * may simply write again. A guarded upsert (`{_id, version: {$lt: n}}`) of a document that is
+   * already newer is such a refusal.
+   */
+  bulkWrite(ops: WriteOp<T>[]): Promise<BulkWriteResult>;
   createIndex(spec: IndexSpec): Promise<void>;
   /** Removes every document and index; the collection can be used again afterwards. */
   drop(): Promise<void>;

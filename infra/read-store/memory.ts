@@ -8,8 +8,8 @@
 import { Query } from 'mingo';
 import { compare, isEqual, resolve } from 'mingo/util';
 import type {
-  CheckpointStore, Doc, DocumentCollection, Filter, FindOptions, IndexSpec, Page, PageOptions,
-  Projection, ReadStore, Sort, Update, WriteResult,
+  BulkWriteResult, CheckpointStore, Doc, DocumentCollection, Filter, FindOptions, IndexSpec, Page, PageOptions,
+  Projection, ReadStore, Sort, Update, WriteOp, WriteResult,
 } from '../ports/read-store.js';
 import { DuplicateKeyError, QueryTimeoutError } from '../ports/read-store.js';
 import { planPage, withIdTieBreaker } from './cursor.js';
@@ -241,6 +241,41 @@ class MemoryCollection<T extends Doc> implements DocumentCollection<T> {
     const targets = this.select(filter);
     targets.forEach((t) => this.remove(t));
     return targets.length;
+  }
+
+  async bulkWrite(ops: WriteOp<T>[]): Promise<BulkWriteResult> {
+    // Everything the single writes would refuse is refused before anything is written, as MongoDB does.
+    for (const op of ops) {
+      if ('replaceOne' in op) {
+        assertAllowedOperators(op.replaceOne.filter);
+        if (Object.keys(op.replaceOne.replacement).some((k) => k.startsWith('$'))) throw new UpdateError('replacement document must not contain update operators');
+        assertNoNestedArrays(op.replaceOne.replacement);
+      } else if ('updateOne' in op) {
+        assertAllowedOperators(op.updateOne.filter);
+        this.checkUpdate(op.updateOne.update);
+      } else if ('deleteOne' in op) assertAllowedOperators(op.deleteOne.filter);
+      else if ('insertOne' in op) {
+        if (typeof op.insertOne.document?._id !== 'string') throw new TypeError('document _id must be a string');
+        assertNoNestedArrays(op.insertOne.document);
+      }
+    }
+    const result: BulkWriteResult = { matched: 0, modified: 0, upserted: 0, deleted: 0 };
+    for (const op of ops) {
+      let r: WriteResult;
+      if ('replaceOne' in op) r = await this.replaceOne(op.replaceOne.filter, op.replaceOne.replacement, { upsert: op.replaceOne.upsert });
+      else if ('updateOne' in op) r = await this.updateOne(op.updateOne.filter, op.updateOne.update, { upsert: op.updateOne.upsert });
+      else if ('deleteOne' in op) {
+        result.deleted += await this.deleteOne(op.deleteOne.filter);
+        continue;
+      } else if ('insertOne' in op) {
+        await this.insertOne(op.insertOne.document);
+        continue;
+      } else throw new TypeError(`unknown bulk write operation ${Object.keys(op as object).join(', ')}`);
+      result.matched += r.matched;
+      result.modified += r.modified;
+      if (r.upserted) result.upserted += 1;
+    }
+    return result;
   }
 
   async createIndex(spec: IndexSpec): Promise<void> {

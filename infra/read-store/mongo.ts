@@ -5,10 +5,10 @@
  * guards and pagination as the embedded store (domain/documents/store-rules.ts, ./cursor.ts) so both behave alike.
  */
 import { MongoClient, MongoServerError } from 'mongodb';
-import type { Collection, Db, Document, UpdateFilter } from 'mongodb';
+import type { AnyBulkWriteOperation, Collection, Db, Document, UpdateFilter } from 'mongodb';
 import type {
-  CheckpointStore, Doc, DocumentCollection, Filter, FindOptions, IndexSpec, Page, PageOptions,
-  Projection, ReadStore, Sort, Update, WriteResult,
+  BulkWriteResult, CheckpointStore, Doc, DocumentCollection, Filter, FindOptions, IndexSpec, Page, PageOptions,
+  Projection, ReadStore, Sort, Update, WriteOp, WriteResult,
 } from '../ports/read-store.js';
 import { DuplicateKeyError, QueryTimeoutError } from '../ports/read-store.js';
 import { planPage, withIdTieBreaker } from './cursor.js';
@@ -22,6 +22,8 @@ const CHECKPOINTS = '_checkpoints';
 const NAMESPACE_NOT_FOUND = 26;
 const IMMUTABLE_FIELD = 66;
 const MAX_TIME_MS_EXPIRED = 50;
+/** Writes per bulk command (see `bulkWrite`). */
+const BULK_CHUNK = 64;
 
 export interface MongoReadStoreOptions {
   /** Prepended to every collection name, so several deployments or test runs can share a database. */
@@ -30,13 +32,15 @@ export interface MongoReadStoreOptions {
 
 /**
  * E11000, except that FerretDB v1.24 reports a unique violation by an update, a replacement or an
- * index build as InternalError (code 1) carrying SQLite's "UNIQUE constraint failed" message.
+ * index build as InternalError (code 1) carrying its backend's message: SQLite's "UNIQUE constraint
+ * failed", or PostgreSQL's unique_violation (SQLSTATE 23505: "duplicate key value violates unique
+ * constraint" on a write, "could not create unique index" on an index build).
  */
 function isDuplicateKey(err: unknown): err is MongoServerError {
   if (!(err instanceof MongoServerError)) return false;
   const writeErrors = (err as { writeErrors?: Array<{ code?: number }> }).writeErrors ?? [];
   if (err.code === 11000 || writeErrors.some((w) => w.code === 11000)) return true;
-  return err.code === 1 && /UNIQUE constraint failed/.test(err.message);
+  return err.code === 1 && /UNIQUE constraint failed|\(SQLSTATE 23505\)/.test(err.message);
 }
 
 /** Maps server errors onto the port's errors, so callers never depend on driver error classes. */
@@ -140,6 +144,50 @@ class MongoCollection<T extends Doc> implements DocumentCollection<T> {
   async deleteMany(filter: Filter): Promise<number> {
     assertAllowedOperators(filter);
     return (await this.coll.deleteMany(filter)).deletedCount;
+  }
+
+  /** One ordered bulk write; the server stops at the first refused write, as the port requires. */
+  async bulkWrite(ops: WriteOp<T>[]): Promise<BulkWriteResult> {
+    if (!ops.length) return { matched: 0, modified: 0, upserted: 0, deleted: 0 };
+    const wire = ops.map((op) => this.toWire(op));
+    const result: BulkWriteResult = { matched: 0, modified: 0, upserted: 0, deleted: 0 };
+    // FerretDB v1.24 (SQLite backend) never answers an update command of 100 statements or more,
+    // so at most BULK_CHUNK per command; in order, so a refusal still stops what follows. It also
+    // reports the index of a refused write wrongly: only the kind of the error is used.
+    for (let i = 0; i < wire.length; i += BULK_CHUNK) {
+      const r = await translating(this.name, () => this.coll.bulkWrite(wire.slice(i, i + BULK_CHUNK), { ordered: true }));
+      result.matched += r.matchedCount;
+      result.modified += r.modifiedCount;
+      result.upserted += r.upsertedCount;
+      result.deleted += r.deletedCount;
+    }
+    return result;
+  }
+
+  private toWire(op: WriteOp<T>): AnyBulkWriteOperation<Document> {
+    if ('replaceOne' in op) {
+      const { filter, replacement, upsert } = op.replaceOne;
+      assertAllowedOperators(filter);
+      if (Object.keys(replacement).some((k) => k.startsWith('$'))) throw new UpdateError('replacement document must not contain update operators');
+      assertNoNestedArrays(replacement);
+      return { replaceOne: { filter, replacement, upsert: !!upsert } };
+    }
+    if ('updateOne' in op) {
+      const { filter, update, upsert } = op.updateOne;
+      this.checkWrite(filter, update);
+      return { updateOne: { filter, update: (upsert ? withUpsertId(filter, update) : update) as UpdateFilter<Document>, upsert: !!upsert } };
+    }
+    if ('deleteOne' in op) {
+      assertAllowedOperators(op.deleteOne.filter);
+      return { deleteOne: { filter: op.deleteOne.filter } };
+    }
+    if ('insertOne' in op) {
+      const { document } = op.insertOne;
+      if (typeof document?._id !== 'string') throw new TypeError('document _id must be a string');
+      assertNoNestedArrays(document);
+      return { insertOne: { document: { ...document } as Document } };
+    }
+    throw new TypeError(`unknown bulk write operation ${Object.keys(op as object).join(', ')}`);
   }
 
   async createIndex(spec: IndexSpec): Promise<void> {

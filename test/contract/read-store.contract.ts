@@ -247,6 +247,59 @@ export function readStoreContract(label: string, make: () => Promise<ReadStore>)
       });
     });
 
+    describe('bulk writes', () => {
+      it('apply replacements, updates, upserts and deletes in order, and count them', async () => {
+        const c = coll('bulk');
+        await c.insertOne({ _id: 'a', v: 1, n: 0 });
+        await c.insertOne({ _id: 'gone', v: 1 });
+        const r = await c.bulkWrite([
+          { replaceOne: { filter: { _id: 'a', v: 1 }, replacement: { _id: 'a', v: 2, n: 1 } } },
+          { updateOne: { filter: { _id: 'a' }, update: { $inc: { n: 10 }, $set: { v: 3 } } } },
+          { replaceOne: { filter: { _id: 'b', v: { $lt: 5 } }, replacement: { _id: 'b', v: 5 }, upsert: true } },
+          { updateOne: { filter: { _id: 'c' }, update: { $set: { v: 1 } }, upsert: true } },
+          { updateOne: { filter: { _id: 'missing' }, update: { $set: { v: 1 } } } },
+          { replaceOne: { filter: { _id: 'b', v: 5 }, replacement: { _id: 'b', v: 5 } } },
+          { deleteOne: { filter: { _id: 'gone' } } },
+        ]);
+        expect(r).to.deep.equal({ matched: 3, modified: 2, upserted: 2, deleted: 1 });
+        expect(await c.find({}, { sort: { _id: 1 } })).to.deep.equal([
+          { _id: 'a', v: 3, n: 11 }, { _id: 'b', v: 5 }, { _id: 'c', v: 1 },
+        ]);
+        expect(await c.bulkWrite([])).to.deep.equal({ matched: 0, modified: 0, upserted: 0, deleted: 0 });
+      });
+
+      it('stop at a refused write: a version-guarded upsert of a newer document, or a unique key', async () => {
+        const c = coll('bulk_guard');
+        await c.insertOne({ _id: 'a', version: 7, s: 'new' });
+        const guarded = await rejection(c.bulkWrite([
+          { replaceOne: { filter: { _id: 'b', version: { $lt: 1 } }, replacement: { _id: 'b', version: 1, s: 'b' }, upsert: true } },
+          { replaceOne: { filter: { _id: 'a', version: { $lt: 3 } }, replacement: { _id: 'a', version: 3, s: 'old' }, upsert: true } },
+          { updateOne: { filter: { _id: 'b', version: 1 }, update: { $set: { version: 2 } } } },
+        ]));
+        expect(guarded).to.be.instanceOf(DuplicateKeyError);
+        // The write before the refused one stands, the one after it was not made.
+        expect(await c.find({}, { sort: { _id: 1 } })).to.deep.equal([{ _id: 'a', version: 7, s: 'new' }, { _id: 'b', version: 1, s: 'b' }]);
+        const u = coll('bulk_unique');
+        await u.createIndex({ keys: { email: 1 }, unique: true });
+        await u.insertOne({ _id: 'a', email: 'a@x' });
+        expect(await rejection(u.bulkWrite([
+          { updateOne: { filter: { _id: 'b' }, update: { $set: { email: 'a@x' } }, upsert: true } },
+          { updateOne: { filter: { _id: 'c' }, update: { $set: { email: 'c@x' } }, upsert: true } },
+        ]))).to.be.instanceOf(DuplicateKeyError);
+        expect(ids(await u.find({}, { sort: { _id: 1 } }))).to.deep.equal(['a']);
+      });
+
+      it('refuse what the single writes refuse, before writing anything', async () => {
+        const c = coll('bulk_refuse');
+        await c.insertOne({ _id: 'a', v: 1 });
+        const ops = (bad: object) => [{ updateOne: { filter: { _id: 'a' }, update: { $set: { v: 2 } } } }, bad] as never;
+        expect(await rejection(c.bulkWrite(ops({ updateOne: { filter: { _id: 'a' }, update: { $where: 'x' } } })))).to.be.instanceOf(Error);
+        expect(await rejection(c.bulkWrite(ops({ replaceOne: { filter: { _id: 'a' }, replacement: { _id: 'a', $set: { x: 1 } } } })))).to.be.instanceOf(Error);
+        expect(await rejection(c.bulkWrite(ops({ deleteOne: { filter: { $where: 'true' } } })))).to.be.instanceOf(Error);
+        expect(await c.findOne({ _id: 'a' })).to.deep.equal({ _id: 'a', v: 1 });
+      });
+    });
+
     describe('unique indexes', () => {
       it('refuse inserts, updates, replacements and upserts that would duplicate a key', async () => {
         const c = coll('unique');

@@ -7,7 +7,7 @@ import { operationDecider, projectionStreamId, type OperationEvent } from '../..
 import { DomainError } from '../../domain/shared/decider.js';
 import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
 import { createLogger } from '../../infra/logger.js';
-import { ProjectionRunner } from '../../infra/projection-runner.js';
+import { PROJECTION_BATCH_MAX, ProjectionRunner } from '../../infra/projection-runner.js';
 import { MemoryReadStore } from '../../infra/read-store/memory.js';
 import { probesProjector } from '../../projections/probes.js';
 import type { Projector } from '../../projections/projector.js';
@@ -79,6 +79,76 @@ describe('projection runner', () => {
     const rebuilt = await store.collection('probes').find({}, { sort: { _id: 1 } });
     expect(rebuilt).to.deep.equal(incremental);
     expect(rebuilt).to.have.length(20);
+  });
+
+  it('projects what arrived meanwhile as one batch, and writes one checkpoint per batch', async () => {
+    const ids = Array.from({ length: 10 }, () => randomUUID());
+    for (const id of ids) {
+      await createProbe(events, context(), id, `burst ${id}`);
+      for (let k = 0; k < 4; k++) await incrementProbe(events, context(), id, 1);
+    }
+    const sizes: number[] = [];
+    const batching: Projector = {
+      ...probesProjector,
+      async projectBatch(batch, s) {
+        sizes.push(batch.length);
+        for (const e of batch) await probesProjector.project(e, s);
+      },
+    };
+    const sets: number[] = [];
+    const set = store.checkpoints.set.bind(store.checkpoints);
+    store.checkpoints.set = async (name, position) => {
+      sets.push(position);
+      return set(name, position);
+    };
+    runner = new ProjectionRunner(events, store, [batching], logger);
+    await runner.start();
+    const head = await events.headPosition();
+    expect(await runner.waitFor(head, `probe-${ids[0]}`, 5000)).to.equal(true);
+    expect(sizes.reduce((a, b) => a + b, 0)).to.equal(50);
+    expect(sizes.length, `batches ${sizes.join(',')}`).to.be.below(50);
+    expect(Math.max(...sizes)).to.be.at.most(PROJECTION_BATCH_MAX);
+    expect(sets, 'one checkpoint per batch, at its last event').to.have.length(sizes.length);
+    expect(sets[sets.length - 1]).to.equal(head);
+    for (const id of ids) expect((await store.collection('probes').findOne({ _id: id }))?.value).to.equal(4);
+    // Live events after the catch-up still arrive, and waitFor sees them.
+    const { position } = await incrementProbe(events, context(), ids[0], 10);
+    expect(await runner.waitFor(position!, `probe-${ids[0]}`, 2000)).to.equal(true);
+    expect((await store.collection('probes').findOne({ _id: ids[0] }))?.value).to.equal(14);
+  });
+
+  it('a batch that failed part-way is projected again from the last checkpoint, leaving what a clean run leaves', async () => {
+    const ids = Array.from({ length: 6 }, () => randomUUID());
+    for (const id of ids) await createProbe(events, context(), id, `x ${id}`);
+    runner = new ProjectionRunner(events, store, [probesProjector], logger);
+    await runner.start();
+    const checkpoint = await events.headPosition();
+    await runner.waitFor(checkpoint, `probe-${ids[0]}`, 2000);
+    await runner.stop();
+    for (const [i, id] of ids.entries()) for (let k = 0; k <= i; k++) await incrementProbe(events, context(), id, k + 1);
+    const failing: Projector = {
+      ...probesProjector,
+      async projectBatch(batch, s) {
+        for (const e of batch.slice(0, Math.ceil(batch.length / 2))) await probesProjector.project(e, s);
+        throw new Error('crashed mid-batch');
+      },
+    };
+    runner = new ProjectionRunner(events, store, [failing], logger);
+    await runner.start();
+    for (let i = 0; i < 100 && (await runner.status())[0].state !== 'failed'; i++) await new Promise((r) => setTimeout(r, 10));
+    expect((await runner.status())[0]).to.include({ state: 'failed', position: checkpoint });
+    await runner.stop();
+    runner = new ProjectionRunner(events, store, [probesProjector], logger);
+    await runner.start();
+    const head = await events.headPosition();
+    expect(await runner.waitFor(head, `probe-${ids[0]}`, 5000)).to.equal(true);
+    const clean = new MemoryReadStore();
+    const cleanRunner = new ProjectionRunner(events, clean, [probesProjector], logger);
+    await cleanRunner.start();
+    await cleanRunner.waitFor(head, `probe-${ids[0]}`, 5000);
+    await cleanRunner.stop();
+    expect(await store.collection('probes').find({}, { sort: { _id: 1 } })).to.deep.equal(await clean.collection('probes').find({}, { sort: { _id: 1 } }));
+    expect((await store.collection('probes').find({}, { sort: { _id: 1 } })).map((d) => d.value)).to.have.members(ids.map((_, i) => ((i + 1) * (i + 2)) / 2));
   });
 
   it('marks a projection failed with the error instead of skipping the event', async () => {

@@ -65,8 +65,11 @@ class RunStream {
   }
 }
 
-function suite(adapter: string, open: () => Promise<ReadStore>) {
-  describe(`runs projection (${adapter})`, function () {
+/** `event`: `project` one event at a time; `batch`: `projectBatch` with the events given together. */
+type Mode = 'event' | 'batch';
+
+function suite(adapter: string, open: () => Promise<ReadStore>, mode: Mode) {
+  describe(`runs projection (${adapter}, ${mode} by ${mode})`, function () {
     this.timeout(30_000);
     let store: ReadStore;
     const clock = { position: 0, ms: Date.UTC(2025, 0, 1) };
@@ -96,6 +99,7 @@ function suite(adapter: string, open: () => Promise<ReadStore>) {
       return s;
     };
     const project = async (events: RecordedEvent[]) => {
+      if (mode === 'batch') return runsProjector.projectBatch!(events, store);
       for (const e of events) await runsProjector.project(e, store);
     };
     /** The document says what the aggregate says, field for field. */
@@ -216,9 +220,82 @@ function suite(adapter: string, open: () => Promise<ReadStore>) {
       expect(all).to.deep.equal([...all].sort().reverse());
       expect((await latestFlowProcess(store, flowId))?._id).to.equal(runs[2].processId);
     });
+
+    if (mode === 'batch') {
+      /** Several runs' streams interleaved in log order, as a subscription delivers them. */
+      const interleaved = (count: number) => {
+        const runs = Array.from({ length: count }, (_, i) => newRun({ edges: i % 2 === 0 }));
+        for (const r of runs) r.do({ type: 'ClaimRun', workerId: WORKER });
+        for (const r of runs) r.do({ type: 'StartNode', workerId: WORKER, nodeId: 'a' });
+        for (const [i, r] of runs.entries()) {
+          if (i % 3 === 0) r.do({ type: 'FailNode', workerId: WORKER, nodeId: 'a', error: { code: 'BOOM', message: 'x' }, executionTime: 1 });
+          else r.do({ type: 'CompleteNode', workerId: WORKER, nodeId: 'a', output: { i, ...nastyOutput }, executionTime: 1 });
+        }
+        return { runs, events: runs.flatMap((r) => r.events).sort((a, b) => a.position - b.position) };
+      };
+      const chunks = <T>(list: T[], sizes: number[]) => {
+        const out: T[][] = [];
+        for (let i = 0, k = 0; i < list.length; k++) out.push(list.slice(i, (i += sizes[k % sizes.length])));
+        return out;
+      };
+
+      it('batches of any size leave what projecting event by event leaves', async () => {
+        const { runs, events } = interleaved(7);
+        for (const batch of chunks(events, [1, 5, 2, 13, 3])) await project(batch);
+        for (const r of runs) await expectAgrees(r);
+        // Projected again, in other batches: nothing changes.
+        const before = await Promise.all(runs.map((r) => getProcess(store, r.processId, null)));
+        for (const batch of chunks(events, [4, 9])) await project(batch);
+        expect(await Promise.all(runs.map((r) => getProcess(store, r.processId, null)))).to.deep.equal(before);
+      });
+
+      it('a batch that failed part-way, projected again from the last checkpoint, leaves the same read model', async () => {
+        const { runs, events } = interleaved(6);
+        const [first, second] = chunks(events, [8, events.length]);
+        await project(first);
+        // The bulk write dies after its first two writes (a crash, a lost connection).
+        const failing: ReadStore = Object.create(store, {
+          collection: {
+            value: (name: string) => {
+              const c = store.collection(name);
+              return Object.assign(Object.create(c), {
+                async bulkWrite(ops: Parameters<typeof c.bulkWrite>[0]) {
+                  await c.bulkWrite(ops.slice(0, 2));
+                  throw new Error('connection lost');
+                },
+              });
+            },
+          },
+        });
+        const err = await runsProjector.projectBatch!(second, failing).catch((e: Error) => e);
+        expect(err).to.be.instanceOf(Error).with.property('message', 'connection lost');
+        // Replayed from the checkpoint (after `first`), in one batch and then once more.
+        await project(second);
+        for (const r of runs) await expectAgrees(r);
+        await project(events);
+        for (const r of runs) await expectAgrees(r);
+      });
+
+      it('the cached state is a base only while the stored version is the one this process wrote', async () => {
+        const s = newRun();
+        s.do({ type: 'ClaimRun', workerId: WORKER });
+        await project(s.events);
+        // Another projector process (another store handle: its own cache) moves the run on.
+        const other: ReadStore = Object.create(store);
+        await runsProjector.projectBatch!(s.do({ type: 'StartNode', workerId: WORKER, nodeId: 'a' }), other);
+        await runsProjector.projectBatch!(s.do({ type: 'CompleteNode', workerId: WORKER, nodeId: 'a', output: 'A', executionTime: 1 }), other);
+        // This one's cache is two versions behind: its guarded write matches nothing, it reads the run again.
+        await project(s.do({ type: 'StartNode', workerId: WORKER, nodeId: 'b' }));
+        expect(processView(await expectAgrees(s)).nodes.map((n) => n.status)).to.deep.equal(['completed', 'running']);
+      });
+    }
   });
 }
 
-suite('memory', async () => new MemoryReadStore());
+suite('memory', async () => new MemoryReadStore(), 'event');
+suite('memory', async () => new MemoryReadStore(), 'batch');
 
-onMongo('runs projection on MongoDB', 'unit_runs', (connect) => suite('mongodb', () => connect()));
+onMongo('runs projection on MongoDB', 'unit_runs', (connect) => {
+  suite('mongodb', () => connect({ prefix: 'event_' }), 'event');
+  suite('mongodb', () => connect({ prefix: 'batch_' }), 'batch');
+});
