@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { handleCommand, type CommandContext } from '../commands/handle.js';
+import { handleCommand, loadState, type CommandContext } from '../commands/handle.js';
 import { executeRunCommand, loadRun } from '../commands/runs.js';
 import { executeWorkerCommand } from '../commands/workers.js';
 import { runDecider, runStreamId, type RunState } from '../domain/runs/index.js';
 import { DomainError } from '../domain/shared/decider.js';
-import { isRunAbandoned, isWorkerDead, processOfWorkerId } from '../domain/workers/index.js';
+import { heartbeatStreamId, isRunAbandoned, isWorkerDead, processOfWorkerId, workerDecider, workerStreamId, type WorkerPresence } from '../domain/workers/index.js';
 import type { Clock } from '../infra/ports/clock.js';
 import type { EventStore } from '../infra/ports/event-store.js';
 import type { Logger } from '../infra/ports/logger.js';
@@ -33,8 +33,10 @@ export interface RunRecoveryPorts {
  * than be resumed, and queued runs nobody claimed are claimed here.
  */
 
-/** Runs looked at per scan; the rest wait for the next scan. */
+/** Runs looked at per scan from the read model; the rest wait for the next scan. */
 const SCAN_LIMIT = 100;
+/** Events after which a run is no longer held by a worker. */
+const FINISHING_EVENTS = new Set(['RunCompleted', 'RunFailed', 'RunStopped', 'RunTimedOut']);
 
 export interface RunRecovery {
   readonly workerId: string;
@@ -55,21 +57,54 @@ export async function startRunRecovery(ports: RunRecoveryPorts, workerName: stri
 
   await executeWorkerCommand(eventStore, context(), presenceId, { type: 'StartWorker', workerId: presenceId, host: hostname(), pid: process.pid, role, heartbeatMs: intervalMs });
 
-  async function holderIsDead(run: RunState, candidate: RunningRun): Promise<boolean> {
+  // Runs claimed since this process started, followed in the log itself: the read model's list of
+  // running runs (queries.runningRuns) covers what came before, but it lags by as much as the
+  // projector does, and a run whose worker died must not wait for the projector to be taken over.
+  const claimed = new Map<string, { workerId: string; at: string }>();
+  const follow = eventStore.subscribe({ after: await eventStore.headPosition(), categories: ['run'] });
+  const following = (async () => {
+    try {
+      for await (const e of follow) {
+        const processId = e.streamId.slice('run-'.length);
+        if (e.type === 'RunStarted' || e.type === 'RunResumed') claimed.set(processId, { workerId: (e.data as { workerId: string }).workerId, at: e.metadata.occurredAt });
+        else if (FINISHING_EVENTS.has(e.type)) claimed.delete(processId);
+      }
+    } catch (err) {
+      log.error({ err: (err as Error).message }, 'following claimed runs in the log stopped; recovery relies on the read model alone');
+    }
+  })();
+
+  /**
+   * A worker's presence from the log (its `worker-` stream and the newest beat of its `heartbeat-`
+   * stream), not from the read model: a projector running behind must neither hide a dead worker
+   * nor make a live one look silent.
+   */
+  async function presenceOf(holder: string): Promise<WorkerPresence | null> {
+    const { state } = await loadState(eventStore, workerStreamId(holder), workerDecider);
+    if (!state.exists) return null;
+    const [beat] = await eventStore.readStream(heartbeatStreamId(holder), { direction: 'backwards', maxCount: 1 });
+    const beatAt = (beat?.data as { at?: string } | undefined)?.at ?? null;
+    const lastHeartbeatAt = [state.lastHeartbeatAt, beatAt].filter((t): t is string => t !== null).sort().pop() ?? null;
+    return { lastHeartbeatAt, stoppedAt: state.stoppedAt, heartbeatMs: state.heartbeatMs };
+  }
+
+  async function holderIsDead(run: RunState, candidate: RunningRun, presences: Map<string, Promise<WorkerPresence | null>>): Promise<boolean> {
     if (!run.workerId) return false;
     const holder = processOfWorkerId(run.workerId);
     if (holder === presenceId) return false; // this process is alive by definition
-    const worker = await queries.workerPresence(holder);
+    if (!presences.has(holder)) presences.set(holder, presenceOf(holder));
+    const worker = await presences.get(holder)!;
     if (worker) return isWorkerDead(worker, clock.now(), intervalMs);
     return isRunAbandoned(run.updatedAt || candidate.updatedAt, clock.now(), ports.settings.NODE_TIMEOUT_MS, intervalMs);
   }
 
   /** Takes one run over; true when this worker now executes it. */
-  async function recover(candidate: RunningRun): Promise<boolean> {
+  async function recover(candidate: RunningRun, presences: Map<string, Promise<WorkerPresence | null>>): Promise<boolean> {
     const { processId } = candidate;
     if (runs.isExecuting(processId)) return false;
     const run = await loadRun(eventStore, processId);
-    if (run.status !== 'running' || !(await holderIsDead(run, candidate))) return false;
+    if (run.status !== 'running') claimed.delete(processId);
+    if (run.status !== 'running' || !(await holderIsDead(run, candidate, presences))) return false;
     const ctx = { ...context(), orgId: run.orgId, workspaceId: run.workspaceId };
     let resumed;
     try {
@@ -105,10 +140,18 @@ export async function startRunRecovery(ports: RunRecoveryPorts, workerName: stri
 
   async function scan(): Promise<string[]> {
     const candidates = await queries.runningRuns(SCAN_LIMIT);
+    const seen = new Set(candidates.map((c) => c.processId));
+    // Runs this process saw claimed in the log, held by another process (its own are alive by definition).
+    for (const [processId, { workerId, at }] of claimed) {
+      if (seen.has(processId) || processOfWorkerId(workerId) === presenceId) continue;
+      candidates.push({ processId, updatedAt: at });
+      seen.add(processId);
+    }
+    const presences = new Map<string, Promise<WorkerPresence | null>>(); // one presence read per holder and scan
     const taken: string[] = [];
     for (const candidate of candidates) {
       try {
-        if (await recover(candidate)) taken.push(candidate.processId);
+        if (await recover(candidate, presences)) taken.push(candidate.processId);
       } catch (err) {
         log.error({ processId: candidate.processId, err: (err as Error).message }, 'recovering a run failed; retrying at the next scan');
       }
@@ -121,18 +164,30 @@ export async function startRunRecovery(ports: RunRecoveryPorts, workerName: stri
 
   let stopped = false;
   let busy: Promise<unknown> = Promise.resolve();
-  async function tick() {
+  let beating: Promise<unknown> = Promise.resolve();
+  async function beat() {
     try {
       await executeWorkerCommand(eventStore, context(), presenceId, { type: 'RecordHeartbeat' });
+    } catch (err) {
+      log.error({ err: (err as Error).message }, 'recording the heartbeat failed');
+    }
+  }
+  async function tick() {
+    try {
       await sweep();
       await scan();
     } catch (err) {
-      log.error({ err: (err as Error).message }, 'heartbeat, deadline sweep or recovery scan failed');
+      log.error({ err: (err as Error).message }, 'deadline sweep or recovery scan failed');
     }
   }
+  let scanning = false;
   const timer = setInterval(() => {
     if (stopped) return;
-    busy = busy.then(tick);
+    // The beat never waits behind a long scan: a busy worker must not look dead to the others.
+    beating = beating.then(beat);
+    if (scanning) return; // a scan still running: skip this one rather than queue scans up
+    scanning = true;
+    busy = busy.then(tick).finally(() => (scanning = false));
   }, intervalMs);
   timer.unref();
   busy = busy.then(() =>
@@ -150,6 +205,9 @@ export async function startRunRecovery(ports: RunRecoveryPorts, workerName: stri
       stopped = true;
       clearInterval(timer);
       await busy;
+      await beating;
+      await follow.close();
+      await following;
       await executeWorkerCommand(eventStore, context(), presenceId, { type: 'StopWorker' }).catch((err) =>
         log.warn({ err: (err as Error).message }, 'could not record the worker stop'),
       );

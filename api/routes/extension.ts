@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { flowScopeOf } from '../../commands/flows.js';
-import { idSchema } from '../../domain/flows/index.js';
+import { idSchema, isVisibleTo } from '../../domain/flows/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import { EXTENSION_CHAT_SOURCE } from '../../domain/extension/index.js';
-import { getProcess, processView } from '../../projections/runs.js';
+import { runStateView } from '../../projections/runs.js';
+import { loadRun } from '../../commands/runs.js';
 import { listExtensionFlows } from '../../projections/extension.js';
 import { defineRoute, type RouteInput } from '../route.js';
 import { visibleFlow } from './flows.js';
@@ -141,8 +142,9 @@ export const extensionRoutes = [
       404: { description: 'PROCESS_NOT_FOUND (also a process of another tenant, or one not started from the extension)' },
     },
     async handler(input) {
-      const doc = await getProcess(input.services.readStore, input.params.processId, flowScopeOf(input.principal!));
-      const view = doc ? processView(doc) : null;
+      // From the run's own stream, as GET /processes/{id}: runs are answered before they are projected.
+      const run = await loadRun(input.services.eventStore, input.params.processId);
+      const view = run.exists && isVisibleTo(run, flowScopeOf(input.principal!)) ? runStateView(input.params.processId, run) : null;
       if (!view || view.source !== EXTENSION_RUN_SOURCE) throw new DomainError('PROCESS_NOT_FOUND', 'process not found', 'not_found');
       return { status: 200, body: { success: true, process: view } };
     },

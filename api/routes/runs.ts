@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { flowScopeOf } from '../../commands/flows.js';
 import { loadRun, requestStop, startRun as startRunCommand, type RunRequest } from '../../commands/runs.js';
-import { idSchema, isVisibleTo, maskFlowEventSecrets } from '../../domain/flows/index.js';
+import { loadState } from '../../commands/handle.js';
+import { flowDecider, flowNotFound, flowStreamId, idSchema, isVisibleTo, maskFlowEventSecrets, type FlowState } from '../../domain/flows/index.js';
 import { overrideConfigSchema, runStreamId, type RunState } from '../../domain/runs/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
-import { activeFlowProcesses, getProcess, latestFlowProcess, listFlowProcesses, listRunningProcesses, processView, runStateView, type ProcessView } from '../../projections/runs.js';
+import { activeFlowProcesses, latestFlowProcess, listFlowProcesses, listRunningProcesses, processView, runStateView, type ProcessView } from '../../projections/runs.js';
 import { ValidationError } from '../errors.js';
 import { defineRoute, type RouteInput, type RouteReply } from '../route.js';
 import { nodeOf, visibleFlow } from './flows.js';
@@ -45,15 +46,31 @@ export interface StartedRunReply {
   repeated: ProcessView | null;
 }
 
-/** Starts a run for the request (commands/runs.ts startRun) and waits for the read model to show it. */
+/**
+ * Starts a run for the request (commands/runs.ts startRun) and answers as soon as the request is
+ * durable in the log: no wait for projections, async or sync. Read-your-writes for a run holds
+ * by reading the run's own stream (GET /processes/{id} folds it through loadRun), never by
+ * waiting for the read model; the lists (a flow's processes, its status, running processes) are
+ * eventually consistent (README "Execution semantics").
+ */
 export async function startRun(input: AnyInput, request: Omit<RunRequest, 'idempotencyKey' | 'claimBy'>): Promise<StartedRunReply> {
   const { services } = input;
   const userId = input.principal?.userId ?? null;
   const ports = { eventStore: services.eventStore, runs: services.runs, newId: services.newId, settings: services.config };
   const started = await startRunCommand(ports, input.command, request, { userId, idempotencyKey: userId ? idempotencyKeyOf(input) : null });
   if (started.repeated) return { processId: started.processId, state: null, repeated: runStateView(started.processId, started.repeated) };
-  await input.settle(started.position, runStreamId(started.processId));
   return { processId: started.processId, state: started.state, repeated: null };
+}
+
+/**
+ * The flow a run is started on, from its own stream (through the handler's folded-state cache,
+ * which requestRun reads again at no cost), not from the read model: starting a run reads
+ * nothing but the log, so its answer never waits on the read store (README "Execution semantics").
+ */
+export async function runnableFlow(input: AnyInput, flowId: string): Promise<FlowState> {
+  const flow = (await loadState(input.services.eventStore, flowStreamId(flowId), flowDecider)).state;
+  if (!flow.exists || flow.deleted || !isVisibleTo(flow, flowScopeOf(input.principal!))) throw flowNotFound();
+  return flow;
 }
 
 export const queued = (processId: string): RouteReply => ({ status: 202, body: { success: true, processId, status: 'queued' } });
@@ -165,7 +182,7 @@ export const processingRoutes = [
     seedStatuses: [200, 401, 404, 500],
     async handler(input) {
       const { params, body, principal } = input;
-      const flow = await visibleFlow(input, params.flowId);
+      const flow = await runnableFlow(input, params.flowId);
       nodeOf(flow, params.nodeId);
       const started = await startRun(input, {
         flowId: params.flowId,
@@ -195,7 +212,7 @@ export const processingRoutes = [
     responses: { 200: { description: 'the finished run (status completed, failed, stopped or timed_out)', schema: anyBody }, 202: { description: 'queued', schema: queuedReply }, ...runErrors },
     async handler(input) {
       const { params, body, principal } = input;
-      await visibleFlow(input, params.flowId);
+      await runnableFlow(input, params.flowId);
       const started = await startRun(input, {
         flowId: params.flowId,
         mode: 'flow',
@@ -223,6 +240,9 @@ export const processingRoutes = [
     async handler(input) {
       const { params, services, principal } = input;
       await visibleFlow(input, params.flowId);
+      // Runs are answered before they are projected (startRun): let the read model reach the
+      // log's head first, so a run this client was just answered for is among the ones stopped.
+      await input.settle(await services.eventStore.headPosition(), runStreamId(params.flowId));
       const active = await activeFlowProcesses(services.readStore, params.flowId);
       if (active.length === 0) throw new DomainError('NO_RUNNING_PROCESS', 'the flow has no queued or running process', 'conflict');
       const stopped: string[] = [];
@@ -299,13 +319,13 @@ export const processingRoutes = [
     params: processParams,
     responses: { 200: { description: '{success, process}', schema: anyBody }, ...readErrors, 404: { description: 'PROCESS_NOT_FOUND' } },
     async handler(input) {
-      const scope = flowScopeOf(input.principal!);
-      const doc = await getProcess(input.services.readStore, input.params.processId, scope);
-      if (doc) return { status: 200, body: { success: true, process: processView(doc) } };
-      // Not projected yet (a projector behind an async run's 202, seen in the distributed soak):
-      // the run's own stream is the truth, so an acknowledged run is never answered missing.
+      // Read-your-writes by the run's own stream, not the read model: runs are answered before
+      // they are projected (startRun), so the processes document may be missing or older than
+      // what the client was told (a sync run answered completed while its document still says
+      // running). Folding the stream through the handler's state cache reads only the events
+      // since this process last looked, and is never older than any answer given.
       const run = await loadRun(input.services.eventStore, input.params.processId);
-      if (!run.exists || !isVisibleTo(run, scope)) throw processNotFound();
+      if (!run.exists || !isVisibleTo(run, flowScopeOf(input.principal!))) throw processNotFound();
       return { status: 200, body: { success: true, process: runStateView(input.params.processId, run) } };
     },
   }),

@@ -36,7 +36,7 @@ export class RelayFencedError extends Error {
 export interface RelayStatus {
   running: boolean;
   connected: boolean;
-  /** Position of the last event the broker acknowledged (and the stored checkpoint). */
+  /** Position of the last event the broker acknowledged (the stored checkpoint follows it, written off the publishing path). */
   position: number;
   lastError: string | null;
   lastErrorAt: string | null;
@@ -57,7 +57,8 @@ const nextMacrotask = () => new Promise<typeof NOT_READY>((resolve) => setImmedi
  * Publishes the event store's whole log to Kafka, in log order, after a durable checkpoint.
  *
  * The checkpoint is stored only after the broker acknowledged (acks=-1), so a crash or an
- * outage re-publishes from the last acknowledged event: nothing is skipped, some events may be
+ * outage re-publishes from the last stored checkpoint (which trails the acknowledged position by
+ * at most the writes in flight): nothing is skipped, some events may be
  * published twice (a retried send under a new producer id is not de-duplicated by the broker).
  * On any failure the producer is dropped and rebuilt after a capped, jittered backoff, forever:
  * an unreachable Kafka delays publication but never stops the process. One process at a time
@@ -73,6 +74,10 @@ export class KafkaRelay {
   private admin: Admin | null = null;
   private subscription: EventSubscription | null = null;
   private state: RelayStatus = { running: false, connected: false, position: 0, lastError: null, lastErrorAt: null, failures: 0 };
+  /** Checkpoint writes, off the publishing path: the last acknowledged position to store, what is stored, the write in flight. */
+  private checkpointWanted = 0;
+  private checkpointStored = 0;
+  private checkpointWriting: Promise<void> | null = null;
 
   constructor(private readonly options: KafkaRelayOptions) {
     this.log = options.logger.child({ component: 'kafka-relay' });
@@ -111,6 +116,11 @@ export class KafkaRelay {
     clearTimeout(timer);
     await this.disconnect();
     await done;
+    await this.checkpointWriting;
+    if (this.checkpointWanted > this.checkpointStored) {
+      this.storeCheckpoint(this.checkpointWanted);
+      await this.checkpointWriting;
+    }
     this.loopDone = null;
   }
 
@@ -121,6 +131,7 @@ export class KafkaRelay {
       try {
         if (!initialised) {
           this.state.position = (await this.options.checkpoints.get(this.key)) ?? 0;
+          this.checkpointWanted = this.checkpointStored = this.state.position;
           initialised = true;
         }
         await this.connect();
@@ -229,9 +240,33 @@ export class KafkaRelay {
     await ensureTopics(admin, [...byTopic.keys()], this.options.topics);
     await producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
     const position = batch[batch.length - 1].event.position;
-    await this.options.checkpoints.set(this.key, position);
     this.state.position = position;
     this.state.failures = 0;
+    this.storeCheckpoint(position);
+  }
+
+  /**
+   * Stores the acknowledged position without holding the next batch back: at most one write in
+   * flight, the newest position wins. The stored checkpoint never passes what the broker
+   * acknowledged; it may trail it, so a crash re-publishes a little more (at least once, as
+   * before). A failed write is retried with the next batch, or by stop().
+   */
+  private storeCheckpoint(position: number): void {
+    this.checkpointWanted = Math.max(this.checkpointWanted, position);
+    if (this.checkpointWriting) return;
+    this.checkpointWriting = (async () => {
+      try {
+        while (this.checkpointWanted > this.checkpointStored) {
+          const target = this.checkpointWanted;
+          await this.options.checkpoints.set(this.key, target);
+          this.checkpointStored = target;
+        }
+      } catch (err) {
+        this.log.warn({ position: this.checkpointWanted, error: (err as Error).message }, 'kafka relay: storing the checkpoint failed; retrying with the next batch');
+      } finally {
+        this.checkpointWriting = null;
+      }
+    })();
   }
 }
 

@@ -69,6 +69,54 @@ for (const mode of availableModes()) {
       expectError(await as(owner, 'GET', '/processes/00000000-0000-4000-8000-000000000000'), 404, 'PROCESS_NOT_FOUND');
     });
 
+    it('answers runs without waiting for projections; with the projector held back, GET /processes/{id} never shows a run missing or older than its answer', async () => {
+      const flowId = await client.newFlow(owner);
+      const n = await client.addNode(owner, flowId, offlineLlm('held {{inputs.name}}'));
+      const processes = svc.services.readStore.collection<{ _id: string; status: string; state: string }>('processes');
+      await svc.services.projections.stop();
+      let restarted = false;
+      try {
+        // READ_YOUR_WRITES_TIMEOUT_MS is 5 s here: an answer that waited for the stopped projector would take that long.
+        const t0 = Date.now();
+        const sync = await as(owner, 'POST', `/flows/${flowId}/run`, { inputs: { name: 'Ada' } });
+        expect(sync.status, sync.text).to.equal(200);
+        expect(sync.body.status).to.equal('completed');
+        const t1 = Date.now();
+        const queued = await as(owner, 'POST', `/flows/${flowId}/run`, { inputs: { name: 'Bob' }, async: true });
+        expect(queued.status, queued.text).to.equal(202);
+        const t2 = Date.now();
+        expect(t1 - t0, 'sync answer waited for the projector').to.be.below(2_500);
+        expect(t2 - t1, '202 waited for the projector').to.be.below(2_500);
+        expect(await processes.findOne({ _id: sync.body.processId }), 'the projector is held back').to.equal(null);
+
+        const proc = await as(owner, 'GET', `/processes/${sync.body.processId}`);
+        expect(proc.status, proc.text).to.equal(200);
+        expect(proc.body.process).to.include({ processId: sync.body.processId, status: 'completed' });
+        expect(proc.body.process.nodes[0]).to.include({ nodeId: n.id, status: 'completed', output: 'held Ada' });
+        // The worker reacts to the log, not to the read model: the async run completes while nothing is projected.
+        const done = await waitUntil('the async run completed', async () => {
+          const p = await as(owner, 'GET', `/processes/${queued.body.processId}`);
+          expect(p.status, p.text).to.equal(200);
+          return p.body.process.status === 'completed' ? p : null;
+        });
+        expect(done.body.process.nodes[0]).to.include({ status: 'completed', output: 'held Bob' });
+        expect(await processes.findOne({ _id: queued.body.processId })).to.equal(null);
+        expectError(await as(other, 'GET', `/processes/${queued.body.processId}`), 404, 'PROCESS_NOT_FOUND');
+
+        await svc.services.projections.start();
+        restarted = true;
+        await waitUntil('both runs projected', async () => (await as(owner, 'GET', `/flows/${flowId}/processes`)).body.items.length === 2);
+        // A read model older than the answer (a document still saying running): the run's stream wins.
+        const doc = (await processes.findOne({ _id: sync.body.processId }))!;
+        const older = typeof doc.state === 'string' ? { state: JSON.stringify({ ...JSON.parse(doc.state), status: 'running' }) } : {};
+        await processes.updateOne({ _id: sync.body.processId }, { $set: { status: 'running', ...older } });
+        const again = await as(owner, 'GET', `/processes/${sync.body.processId}`);
+        expect(again.body.process.status).to.equal('completed');
+      } finally {
+        if (!restarted) await svc.services.projections.start();
+      }
+    });
+
     it('process: 401 without credentials, 404 for unknown flow or node, 400 for unknown fields, another user 404', async () => {
       const flowId = await client.newFlow(owner);
       const n = await client.addNode(owner, flowId, offlineLlm('x'));
@@ -112,7 +160,11 @@ for (const mode of availableModes()) {
       expect(byId[after.id].status).to.equal('skipped');
       const again = await as(owner, 'POST', `/flows/${flowId}/run`, { inputs: { topic: 'cats' } }, headers);
       expect(again.body.processId).to.equal(res.body.processId);
-      const list = await as(owner, 'GET', `/flows/${flowId}/processes?limit=5`);
+      // Lists are eventually consistent: a run is answered before it is projected.
+      const list = await waitUntil('the run in the list', async () => {
+        const l = await as(owner, 'GET', `/flows/${flowId}/processes?limit=5`);
+        return l.body.items.length > 0 ? l : null;
+      });
       expect(list.body.items).to.have.length(1);
     });
 
@@ -127,8 +179,11 @@ for (const mode of availableModes()) {
         return p.body.process?.status === 'completed' ? p : null;
       });
       expect(done.body.process.nodes[0]).to.include({ nodeId: n.id, output: 'async 1' });
-      const status = await as(owner, 'GET', `/flows/${flowId}/status`);
-      expect(status.body.status).to.equal('completed');
+      const status = await waitUntil('the flow status to show it', async () => {
+        const st = await as(owner, 'GET', `/flows/${flowId}/status`);
+        return st.body.status === 'completed' ? st : null;
+      });
+      expect(status.body.process.processId).to.equal(res.body.processId);
       const asyncNode = await as(owner, 'POST', `/flows/${flowId}/nodes/${n.id}/process`, { inputs: {}, async: true });
       expect(asyncNode.status).to.equal(202);
       expect(asyncNode.body.status).to.equal('queued');
@@ -145,7 +200,10 @@ for (const mode of availableModes()) {
         const p = await as(owner, 'GET', `/processes/${res.body.processId}`);
         return p.body.process?.nodes[0].status === 'running' ? p : null;
       });
-      const running = await as(owner, 'GET', '/processes/running');
+      const running = await waitUntil('the running list to show it', async () => {
+        const r = await as(owner, 'GET', '/processes/running');
+        return r.body.items.some((p: { processId: string }) => p.processId === res.body.processId) ? r : null;
+      });
       expect(running.body.items.map((p: { processId: string }) => p.processId)).to.include(res.body.processId);
       const started = Date.now();
       const stop = await as(owner, 'POST', `/flows/${flowId}/stop`);

@@ -85,9 +85,23 @@ export class DistributedProcessGroup {
 
   /** One process per role, started together with the same environment. */
   async start(env: Record<string, string>, roles: Array<'api' | 'projector' | 'worker' | 'all'>): Promise<ServiceProcess[]> {
-    const started = await Promise.all(roles.map((role) => startServiceProcess(env, ['--role', role])));
+    // Several processes compiling and connecting at once on a loaded 2-core machine: give them time.
+    const started = await Promise.all(roles.map((role) => startServiceProcess(env, ['--role', role], 90_000)));
     this.processes.push(...started);
     return started;
+  }
+
+  /** One more process of `role` in this group (a second API or worker process). */
+  async startRole(env: Record<string, string>, role: 'api' | 'projector' | 'worker' | 'all'): Promise<ServiceProcess> {
+    const started = await startServiceProcess(env, ['--role', role], 60_000);
+    this.processes.push(started);
+    return started;
+  }
+
+  /** Kills one process the hard way (SIGKILL: no shutdown, no WorkerStopped) and waits for its exit. */
+  async kill(p: ServiceProcess): Promise<void> {
+    p.child.kill('SIGKILL');
+    await p.exited;
   }
 
   async stop(): Promise<void> {
