@@ -13,16 +13,19 @@ export type { MemoryPorts, MemoryView };
 
 /**
  * Runs one memory operation for a caller, whatever the entry point (POST /db/memory, a batch
- * item, a memory node in a flow run): the command for writes, then read-your-writes so that the
- * next operation (the next batch item, the next node) sees it. Callers check the configurable
- * limits first (checkMemoryLimits), so that a bad batch is refused before anything runs.
+ * item, a memory node in a flow run). A write answers once its event is in the log, without
+ * waiting for the projection; a read of the read model (search, delete by scope) first waits until
+ * the memory projection reached the newest memory event in the log (read-your-writes by position,
+ * `ports.memories.readPosition()`), so it shows every write answered before it began, the previous
+ * batch item's or node's included. Callers check the configurable limits first
+ * (checkMemoryLimits), so that a bad batch is refused before anything runs.
  */
 export interface MemoryActor {
   tenant: MemoryTenant;
   context: CommandContext;
   /** Recorded with every change: `api` or `run:<processId>`. */
   source: string;
-  /** Waits until the memory projection reached a write (the route's settle, or the projections' waitFor). */
+  /** Waits until the memory projection reached a position (the route's settle, or the projections' waitFor): called before a read. */
   settle(position: number | null, streamId: string): Promise<void>;
   signal?: AbortSignal;
 }
@@ -69,7 +72,6 @@ export async function runMemoryOperation(ports: MemoryPorts, actor: MemoryActor,
       const result = await executeMemoryCommand(ports.eventStore, actor.context, {
         type: 'SaveMemory', memoryId, text: op.text, metadata: op.metadata ?? {}, subject: subjectOf(op.scope), embedding, ...author,
       });
-      await actor.settle(result.position, memoryStreamId(memoryId));
       return { operation: 'save', memory: memoryViewOfState(memoryId, result.state), embedded: embedding !== null };
     }
     case 'update': {
@@ -78,7 +80,6 @@ export async function runMemoryOperation(ports: MemoryPorts, actor: MemoryActor,
       const result = await executeMemoryCommand(ports.eventStore, actor.context, {
         type: 'UpdateMemory', memoryId: op.memoryId, scope: op.scope, text: op.text, metadata: op.metadata, embedding, ...author,
       });
-      await actor.settle(result.position, memoryStreamId(op.memoryId));
       return { operation: 'update', memory: memoryViewOfState(op.memoryId, result.state), changed: result.events.length > 0 };
     }
     case 'delete':
@@ -88,35 +89,38 @@ export async function runMemoryOperation(ports: MemoryPorts, actor: MemoryActor,
   }
 }
 
+/** Read-your-writes by position: the read model reaches every memory write in the log before it is read. */
+export async function settleReads(ports: Pick<MemoryPorts, 'memories'>, actor: Pick<MemoryActor, 'settle'>): Promise<void> {
+  const position = await ports.memories.readPosition();
+  if (position > 0) await actor.settle(position, memoryStreamId(''));
+}
+
 async function deleteById(ports: MemoryPorts, actor: MemoryActor, memoryId: string, scope: MemoryScope | undefined): Promise<MemoryOperationResult> {
-  const result = await executeMemoryCommand(ports.eventStore, actor.context, { type: 'DeleteMemory', memoryId, scope, by: actor.context.actorId, source: actor.source, tenant: actor.tenant });
-  await actor.settle(result.position, memoryStreamId(memoryId));
+  await executeMemoryCommand(ports.eventStore, actor.context, { type: 'DeleteMemory', memoryId, scope, by: actor.context.actorId, source: actor.source, tenant: actor.tenant });
   return { operation: 'delete', deleted: 1, memoryIds: [memoryId], more: false };
 }
 
 /**
- * Every live memory of the tenant in the scope, as the read model knows it now (a memory saved
- * concurrently may survive), newest first, at most MEMORY_DELETE_SCOPE_MAX per call: `more: true`
+ * Every live memory of the tenant in the scope, as the read model knows it once it reached the
+ * log's newest memory event (a memory saved concurrently may survive), newest first, at most MEMORY_DELETE_SCOPE_MAX per call: `more: true`
  * says to call again. Each is its own MemoryDeleted event, decided on the memory's own stream, so
  * each keeps its history; the read model only chooses which streams to visit.
  */
 async function deleteByScope(ports: MemoryPorts, actor: MemoryActor, scope: MemoryScope): Promise<MemoryOperationResult> {
   const max = ports.settings.MEMORY_DELETE_SCOPE_MAX;
+  await settleReads(ports, actor);
   const ids = await ports.memories.liveIdsInScope(actor.tenant, scope, max + 1);
   const more = ids.length > max;
   const deleted: string[] = [];
-  let last: { position: number | null; streamId: string } | null = null;
   for (const memoryId of ids.slice(0, max)) {
     try {
-      const result = await executeMemoryCommand(ports.eventStore, actor.context, { type: 'DeleteMemory', memoryId, scope, by: actor.context.actorId, source: actor.source, tenant: actor.tenant });
+      await executeMemoryCommand(ports.eventStore, actor.context, { type: 'DeleteMemory', memoryId, scope, by: actor.context.actorId, source: actor.source, tenant: actor.tenant });
       deleted.push(memoryId);
-      last = { position: result.position, streamId: memoryStreamId(memoryId) };
     } catch (err) {
       // Deleted (or moved out of the scope) since the read model was read: nothing left to do.
       if (!(err instanceof DomainError && err.code === memoryNotFound().code)) throw err;
     }
   }
-  if (last) await actor.settle(last.position, last.streamId);
   return { operation: 'delete', deleted: deleted.length, memoryIds: deleted, more };
 }
 
@@ -133,6 +137,7 @@ async function search(ports: MemoryPorts, actor: MemoryActor, op: Extract<Memory
       warning = `semantic ranking unavailable (${err.message}); ranked by BM25 only`;
     }
   }
+  await settleReads(ports, actor);
   const found = await ports.memories.search({
     tenant: actor.tenant,
     scope: op.scope,

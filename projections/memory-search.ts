@@ -112,8 +112,8 @@ export function memoryViewOfDoc(doc: MemoryDoc): MemoryView {
   };
 }
 
-/** The memory commands' query port over this read model. */
-export function memoryQueries(store: ReadStore): MemoryQueries {
+/** The memory commands' query port over this read model (the read position comes from the log: infra/memory/read-position.ts). */
+export function memoryQueries(store: ReadStore): Omit<MemoryQueries, 'readPosition'> {
   return {
     liveIdsInScope: (tenant, scope, limit) => memoryIdsMatching(store, memoryFilter(tenant, scope), limit),
     async search(request) {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { MAX_STORED_TOKENS, indexTerms, isMemoryVisibleTo, tokenize, type MemoryEvent, type MemoryMetadata, type MemoryTenant } from '../domain/memory/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import { DuplicateKeyError, type Doc, type Filter, type Page, type ReadStore } from '../infra/ports/read-store.js';
+import { DuplicateKeyError, type Doc, type Filter, type Page, type ReadStore, type WriteOp } from '../infra/ports/read-store.js';
 import { type Projector, ownedCollections } from './projector.js';
 
 /**
@@ -91,78 +91,177 @@ export const memoryProjector: Projector = {
     [MEMORY_HISTORY]: [{ keys: { memoryId: 1, seq: 1 } }],
     [MEMORY_TENANTS]: [],
   }),
-  async project(recorded, store) {
-    const event = recorded as RecordedEvent & MemoryEvent;
-    const memories = store.collection<MemoryDoc>(MEMORIES);
-    const id = recorded.streamId.slice('memory-'.length);
-    // Guarded by version so a redelivered event (at-least-once) changes nothing.
-    const newer = { _id: id, version: { $lt: recorded.revision } };
-    switch (event.type) {
-      case 'MemorySaved': {
-        const d = event.data;
-        await memories.replaceOne(
-          { _id: id },
-          {
-            _id: id, ownerId: d.ownerId, orgId: d.orgId, workspaceId: d.workspaceId, userId: d.subject.userId, agentId: d.subject.agentId, runId: d.subject.runId,
-            text: d.text, metadata: d.metadata, tokens: tokensOf(d.text), embedding: packVector(d.embedding?.vector), embeddingModel: d.embedding?.model ?? null,
-            deleted: false, stamp: null, version: recorded.revision, createdAt: d.at, updatedAt: d.at,
-          },
-          { upsert: true },
-        );
-        await stamp(store, id, d);
-        await recordHistory(store, id, recorded.revision, { action: 'saved', previousText: null, text: d.text, previousMetadata: null, metadata: d.metadata, at: d.at, by: d.by, source: d.source });
-        return;
-      }
-      case 'MemoryUpdated': {
-        const d = event.data;
-        const set: Record<string, unknown> = { text: d.text, metadata: d.metadata, tokens: tokensOf(d.text), stamp: null, version: recorded.revision, updatedAt: d.at };
-        if (d.embedding !== undefined) Object.assign(set, { embedding: packVector(d.embedding?.vector), embeddingModel: d.embedding?.model ?? null });
-        await memories.updateOne(newer, { $set: set });
-        await stamp(store, id);
-        await recordHistory(store, id, recorded.revision, { action: 'updated', previousText: d.previousText, text: d.text, previousMetadata: d.previousMetadata, metadata: d.metadata, at: d.at, by: d.by, source: d.source });
-        return;
-      }
-      case 'MemoryDeleted': {
-        const d = event.data;
-        await memories.updateOne(newer, { $set: { deleted: true, text: '', metadata: {}, tokens: '', embedding: null, stamp: null, version: recorded.revision, updatedAt: d.at } });
-        await stamp(store, id);
-        await recordHistory(store, id, recorded.revision, { action: 'deleted', previousText: d.previousText, text: null, previousMetadata: d.previousMetadata, metadata: null, at: d.at, by: d.by, source: d.source });
-        return;
-      }
-    }
-  },
+  project: (recorded, store) => projectMemoryBatch([recorded], store),
+  projectBatch: projectMemoryBatch,
 };
 
-/**
- * Tells every process holding the tenant's search index that it is stale, in three steps, after
- * the memory was written with `stamp: null`: bump the tenant's counter, read it back, stamp the
- * memory with it. A process that read the counter before the bump sees a new counter next time
- * and fetches `stamp > its generation or stamp null`, which holds this memory whatever step it
- * is at; one that read it after the bump fetches after the write. A redelivered event bumps and
- * stamps again, which only costs one more fetch. Concurrent projections of one tenant may stamp
- * with a later value than their own bump, never an earlier one.
- */
-async function stamp(store: ReadStore, memoryId: string, known?: { ownerId: string; orgId: string | null; workspaceId: string | null }) {
-  const memories = store.collection<MemoryDoc>(MEMORIES);
-  const tenant = known ?? (await memories.findOne({ _id: memoryId }, { projection: { ownerId: 1, orgId: 1, workspaceId: 1 } }));
-  if (!tenant) return;
-  const key = tenantKeyOf(tenant);
-  const tenants = store.collection<MemoryTenantDoc>(MEMORY_TENANTS);
-  const bump = () => tenants.updateOne({ _id: key }, { $inc: { generation: 1 }, $setOnInsert: { epoch: randomUUID() } }, { upsert: true });
-  try {
-    await bump();
-  } catch (err) {
-    // Two first changes of a tenant projected at once: MongoDB lets one upsert win; the other
-    // now finds the document and increments it.
-    if (!(err instanceof DuplicateKeyError)) throw err;
-    await bump();
-  }
-  const counter = await tenants.findOne({ _id: key });
-  await memories.updateOne({ _id: memoryId }, { $set: { stamp: counter!.generation } });
+type TenantOf = { ownerId: string; orgId: string | null; workspaceId: string | null };
+
+/** One event's change: the memory's new document (a save) or the fields it sets, and its history entry. */
+interface Change {
+  id: string;
+  revision: number;
+  saved: MemoryDoc | null;
+  set: Record<string, unknown> | null;
+  tenant: TenantOf | null;
+  history: MemoryHistoryDoc;
 }
 
-function recordHistory(store: ReadStore, memoryId: string, seq: number, entry: MemoryHistoryEntry) {
-  return store.collection<MemoryHistoryDoc>(MEMORY_HISTORY).replaceOne({ _id: `${memoryId}:${seq}` }, { _id: `${memoryId}:${seq}`, memoryId, seq, ...entry }, { upsert: true });
+function changeOf(recorded: RecordedEvent): Change | null {
+  const event = recorded as RecordedEvent & MemoryEvent;
+  const id = recorded.streamId.slice('memory-'.length);
+  const base = { id, revision: recorded.revision };
+  const history = (entry: MemoryHistoryEntry): MemoryHistoryDoc => ({ _id: `${id}:${recorded.revision}`, memoryId: id, seq: recorded.revision, ...entry });
+  switch (event.type) {
+    case 'MemorySaved': {
+      const d = event.data;
+      const saved: MemoryDoc = {
+        _id: id, ownerId: d.ownerId, orgId: d.orgId, workspaceId: d.workspaceId, userId: d.subject.userId, agentId: d.subject.agentId, runId: d.subject.runId,
+        text: d.text, metadata: d.metadata, tokens: tokensOf(d.text), embedding: packVector(d.embedding?.vector), embeddingModel: d.embedding?.model ?? null,
+        deleted: false, stamp: null, version: recorded.revision, createdAt: d.at, updatedAt: d.at,
+      };
+      const tenant = { ownerId: d.ownerId, orgId: d.orgId, workspaceId: d.workspaceId };
+      return { ...base, saved, set: null, tenant, history: history({ action: 'saved', previousText: null, text: d.text, previousMetadata: null, metadata: d.metadata, at: d.at, by: d.by, source: d.source }) };
+    }
+    case 'MemoryUpdated': {
+      const d = event.data;
+      const set: Record<string, unknown> = { text: d.text, metadata: d.metadata, tokens: tokensOf(d.text), stamp: null, version: recorded.revision, updatedAt: d.at };
+      if (d.embedding !== undefined) Object.assign(set, { embedding: packVector(d.embedding?.vector), embeddingModel: d.embedding?.model ?? null });
+      return { ...base, saved: null, set, tenant: null, history: history({ action: 'updated', previousText: d.previousText, text: d.text, previousMetadata: d.previousMetadata, metadata: d.metadata, at: d.at, by: d.by, source: d.source }) };
+    }
+    case 'MemoryDeleted': {
+      const d = event.data;
+      const set = { deleted: true, text: '', metadata: {}, tokens: '', embedding: null, stamp: null, version: recorded.revision, updatedAt: d.at };
+      return { ...base, saved: null, set, tenant: null, history: history({ action: 'deleted', previousText: d.previousText, text: null, previousMetadata: d.previousMetadata, metadata: null, at: d.at, by: d.by, source: d.source }) };
+    }
+    default:
+      return null;
+  }
+}
+
+/**
+ * Projects events of the memory category (in log order) with a fixed number of writes whatever
+ * their count, which is what keeps up on a MongoDB-wire server:
+ *  1. the tenants' counters are read (memory_tenants, one lookup per tenant by `_id`);
+ *  2. the memories are written in one bulk write, each stamped with its tenant's counter + 1: a
+ *     save is an insert, an update or a delete a `$set` guarded by version; the history entries
+ *     are inserted in one more;
+ *  3. each tenant's counter is moved to that value if it still holds the value read
+ *     (compare-and-set), which tells every process holding the tenant's search index that it is
+ *     stale (memory-index.ts): an index of an older generation fetches `stamp > its generation`,
+ *     which holds these memories, written before the counter moved.
+ * Inserts are far cheaper than upserts on FerretDB 1.24/SQLite (its writes by filter scan the
+ * collection). An insert that finds its document there (a redelivered batch) or a counter that
+ * moved meanwhile (a second projector) falls back to the idempotent path (`projectSlowly`).
+ */
+export async function projectMemoryBatch(events: RecordedEvent[], store: ReadStore): Promise<void> {
+  const changes = events.map(changeOf).filter((c): c is Change => c !== null);
+  if (changes.length === 0) return;
+  const memories = store.collection<MemoryDoc>(MEMORIES);
+  const keyOf = await tenantKeysOf(store, changes);
+  const tenants = store.collection<MemoryTenantDoc>(MEMORY_TENANTS);
+  const keys = [...new Set(keyOf.values())];
+  const counters = new Map(await Promise.all(keys.map(async (key) => [key, await tenants.findOne({ _id: key })] as const)));
+  const stampOf = (id: string) => {
+    const key = keyOf.get(id);
+    return key === undefined ? null : (counters.get(key)?.generation ?? 0) + 1;
+  };
+  try {
+    await memories.bulkWrite(
+      changes.map((c): WriteOp<MemoryDoc> =>
+        c.saved
+          ? { insertOne: { document: { ...c.saved, stamp: stampOf(c.id) } } }
+          : { updateOne: { filter: { _id: c.id, version: { $lt: c.revision } }, update: { $set: { ...c.set, stamp: stampOf(c.id) } } } },
+      ),
+    );
+    await store.collection<MemoryHistoryDoc>(MEMORY_HISTORY).bulkWrite(changes.map((c) => ({ insertOne: { document: c.history } })));
+  } catch (err) {
+    if (!(err instanceof DuplicateKeyError)) throw err;
+    await projectSlowly(store, changes, keyOf);
+    return;
+  }
+  const moved: string[] = [];
+  for (const key of keys) {
+    const counter = counters.get(key);
+    if (counter) {
+      const r = await tenants.updateOne({ _id: key, generation: counter.generation }, { $set: { generation: counter.generation + 1 } });
+      if (r.matched === 0) moved.push(key);
+    } else {
+      try {
+        await tenants.insertOne({ _id: key, generation: 1, epoch: randomUUID() });
+      } catch (err) {
+        if (!(err instanceof DuplicateKeyError)) throw err;
+        moved.push(key);
+      }
+    }
+  }
+  if (moved.length) await restamp(store, changes.filter((c) => moved.includes(keyOf.get(c.id)!)), keyOf);
+}
+
+/** The tenant key of each memory changed: from the batch's saves, else from its document (read before any write). */
+async function tenantKeysOf(store: ReadStore, changes: Change[]): Promise<Map<string, string>> {
+  const keyOf = new Map<string, string>();
+  for (const c of changes) if (c.tenant) keyOf.set(c.id, tenantKeyOf(c.tenant));
+  const unknown = [...new Set(changes.filter((c) => !keyOf.has(c.id)).map((c) => c.id))];
+  const memories = store.collection<MemoryDoc>(MEMORIES);
+  await Promise.all(
+    unknown.map(async (id) => {
+      const doc = await memories.findOne({ _id: id }, { projection: { ownerId: 1, orgId: 1, workspaceId: 1 } });
+      if (doc) keyOf.set(id, tenantKeyOf(doc));
+    }),
+  );
+  return keyOf;
+}
+
+/**
+ * The idempotent path, for a batch projected again (after a crash or a failure): every write is an
+ * upsert or guarded by version, then `restamp`. A replayed save rewrites its memory as saved; the
+ * events after it, projected again too, bring it back to its latest version.
+ */
+async function projectSlowly(store: ReadStore, changes: Change[], keyOf: Map<string, string>) {
+  await store.collection<MemoryDoc>(MEMORIES).bulkWrite(
+    changes.map((c): WriteOp<MemoryDoc> =>
+      c.saved
+        ? { replaceOne: { filter: { _id: c.id }, replacement: c.saved, upsert: true } }
+        : { updateOne: { filter: { _id: c.id, version: { $lt: c.revision } }, update: { $set: c.set! } } },
+    ),
+  );
+  await store.collection<MemoryHistoryDoc>(MEMORY_HISTORY).bulkWrite(changes.map((c) => ({ replaceOne: { filter: { _id: c.history._id }, replacement: c.history, upsert: true } })));
+  // A memory written by an earlier event is only keyed now (a save replayed in this batch).
+  const missing = changes.filter((c) => !keyOf.has(c.id));
+  if (missing.length) for (const [id, key] of await tenantKeysOf(store, missing)) keyOf.set(id, key);
+  await restamp(store, changes, keyOf);
+}
+
+/**
+ * Stamps memories already written: bump each tenant's counter, read it back, stamp its memories
+ * with it. A process that read the counter before the bump sees a new counter next time and
+ * fetches `stamp > its generation or stamp null`, which holds these memories whatever step this is
+ * at; one that read it after the bump fetches after the write. Concurrent projections of one
+ * tenant may stamp with a later value than their own bump, never an earlier one.
+ */
+async function restamp(store: ReadStore, changes: Change[], keyOf: Map<string, string>) {
+  const byTenant = new Map<string, Set<string>>();
+  for (const c of changes) {
+    const key = keyOf.get(c.id);
+    if (key !== undefined) byTenant.set(key, (byTenant.get(key) ?? new Set()).add(c.id));
+  }
+  const tenants = store.collection<MemoryTenantDoc>(MEMORY_TENANTS);
+  const stamps: WriteOp<MemoryDoc>[] = [];
+  for (const [key, ids] of byTenant) {
+    const bump = () => tenants.updateOne({ _id: key }, { $inc: { generation: 1 }, $setOnInsert: { epoch: randomUUID() } }, { upsert: true });
+    try {
+      await bump();
+    } catch (err) {
+      // Two first changes of a tenant projected at once: MongoDB lets one upsert win; the other
+      // now finds the document and increments it.
+      if (!(err instanceof DuplicateKeyError)) throw err;
+      await bump();
+    }
+    const counter = await tenants.findOne({ _id: key });
+    for (const _id of ids) stamps.push({ updateOne: { filter: { _id }, update: { $set: { stamp: counter!.generation } } } });
+  }
+  if (stamps.length) await store.collection<MemoryDoc>(MEMORIES).bulkWrite(stamps);
 }
 
 export const memoryProjectors: Projector[] = [memoryProjector];

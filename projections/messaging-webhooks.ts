@@ -10,8 +10,8 @@ import {
   type WebhookEventName,
   type WebhookEventType,
 } from '../domain/messaging-webhooks/index.js';
-import type { Doc, ReadStore } from '../infra/ports/read-store.js';
-import type { Projector } from './projector.js';
+import { DuplicateKeyError, type Doc, type ReadStore, type WriteOp } from '../infra/ports/read-store.js';
+import { ownedCollections, type Projector } from './projector.js';
 
 /** Attempts kept per delivery in the read model (the stream keeps them all). */
 export const MAX_ATTEMPTS_SHOWN = 50;
@@ -58,12 +58,8 @@ const idOf = (streamId: string) => streamId.slice(streamId.indexOf('-') + 1);
 const deliveriesProjector: Projector = {
   name: 'messaging-webhook-deliveries',
   categories: [DELIVERY_CATEGORY],
-  collections: [DELIVERIES],
-  async setup(store) {
-    const deliveries = store.collection(DELIVERIES);
-    await deliveries.createIndex({ keys: { sessionId: 1, createdAt: -1 } });
-    await deliveries.createIndex({ keys: { status: 1, nextAttemptAt: 1 } });
-  },
+  // A session's deliveries newest first (listDeliveries, with or without a status); the sweep's overdue ones (overdueDeliveries).
+  ...ownedCollections({ [DELIVERIES]: [{ keys: { sessionId: 1, createdAt: -1 } }, { keys: { status: 1, nextAttemptAt: 1 } }] }),
   async project(recorded, store) {
     const event = recorded as RecordedEvent & DeliveryEvent;
     const deliveries = store.collection<DeliveryDoc>(DELIVERIES);
@@ -73,7 +69,45 @@ const deliveriesProjector: Projector = {
     const next = nextDeliveryDoc(doc, event, id, recorded.revision);
     if (next) await deliveries.replaceOne({ _id: id }, next, { upsert: true });
   },
+  projectBatch: projectDeliveries,
 };
+
+/**
+ * A batch of delivery events with one bulk write: each delivery's events are folded onto its
+ * document (read first, in parallel, unless the batch schedules it), skipping those its version
+ * already holds (a redelivered event). A delivery scheduled in this batch is inserted, which is far
+ * cheaper than an upsert on FerretDB 1.24/SQLite; an insert that finds the document there (a
+ * redelivered batch) falls back to event by event (`project`, idempotent by version).
+ */
+async function projectDeliveries(events: RecordedEvent[], store: ReadStore): Promise<void> {
+  const deliveries = store.collection<DeliveryDoc>(DELIVERIES);
+  const byId = new Map<string, RecordedEvent[]>();
+  for (const e of events) {
+    const id = idOf(e.streamId);
+    byId.set(id, [...(byId.get(id) ?? []), e]);
+  }
+  const writes = await Promise.all(
+    [...byId].map(async ([id, own]): Promise<WriteOp<DeliveryDoc> | null> => {
+      const scheduledHere = own[0].type === 'WebhookDeliveryScheduled' && own[0].revision === 0;
+      const stored = scheduledHere ? null : await deliveries.findOne({ _id: id });
+      let doc = stored;
+      for (const e of own) {
+        if (doc && doc.version >= e.revision) continue;
+        doc = nextDeliveryDoc(doc, e as RecordedEvent & DeliveryEvent, id, e.revision) ?? doc;
+      }
+      if (!doc || doc === stored) return null;
+      return scheduledHere ? { insertOne: { document: doc } } : { replaceOne: { filter: { _id: id }, replacement: doc, upsert: true } };
+    }),
+  );
+  const ops = writes.filter((w): w is WriteOp<DeliveryDoc> => w !== null);
+  if (ops.length === 0) return;
+  try {
+    await deliveries.bulkWrite(ops);
+  } catch (err) {
+    if (!(err instanceof DuplicateKeyError)) throw err;
+    for (const e of events) await deliveriesProjector.project(e, store);
+  }
+}
 
 function nextDeliveryDoc(doc: DeliveryDoc | null, event: DeliveryEvent, id: string, version: number): DeliveryDoc | null {
   if (event.type === 'WebhookDeliveryScheduled') {
@@ -100,8 +134,8 @@ function nextDeliveryDoc(doc: DeliveryDoc | null, event: DeliveryEvent, id: stri
 const webhooksProjector: Projector = {
   name: 'messaging-webhooks',
   categories: [WEBHOOK_CATEGORY],
-  collections: [WEBHOOKS],
-  async setup() {},
+  // Read by `_id` only (getWebhook).
+  ...ownedCollections({ [WEBHOOKS]: [] }),
   async project(recorded, store) {
     const event = recorded as RecordedEvent & WebhookEvent;
     const webhooks = store.collection<WebhookDoc>(WEBHOOKS);
@@ -132,6 +166,13 @@ export const webhooksProjectors: Projector[] = [webhooksProjector, deliveriesPro
 
 export function getWebhook(store: ReadStore, sessionId: string) {
   return store.collection<WebhookDoc>(WEBHOOKS).findOne({ _id: sessionId });
+}
+
+/** A delivery's document folded from its own stream's events (in revision order), as the projector builds it. */
+export function deliveryDocOf(deliveryId: string, events: RecordedEvent[]): DeliveryDoc | null {
+  let doc: DeliveryDoc | null = null;
+  for (const e of events) doc = nextDeliveryDoc(doc, e as RecordedEvent & DeliveryEvent, deliveryId, e.revision) ?? doc;
+  return doc;
 }
 
 export function getDelivery(store: ReadStore, deliveryId: string) {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { flowScopeOf } from '../../commands/flows.js';
 import { memoryIdSchema, memoryOperationSchema, type MemoryOperation } from '../../domain/memory/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
-import { checkMemoryLimits, runMemoryOperation, type MemoryActor, type MemoryOperationResult } from '../../commands/memory-operations.js';
+import { checkMemoryLimits, runMemoryOperation, settleReads, type MemoryActor, type MemoryOperationResult } from '../../commands/memory-operations.js';
 import { getMemory, listMemoryHistory } from '../../projections/memory.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { defineRoute, type RouteInput } from '../route.js';
@@ -101,7 +101,10 @@ export const memoryRoutes = [
       200: { description: 'a page of changes', schema: z.object({ success: z.literal(true), memoryId: z.string(), deleted: z.boolean(), items: z.array(historyEntrySchema), nextCursor: z.string().nullable() }) },
       ...errors,
     },
-    async handler({ params, query, principal, services }) {
+    async handler(input) {
+      const { params, query, principal, services } = input;
+      // Writes answer before they are projected: the read model first reaches every memory write in the log.
+      await settleReads(services.memory, input);
       const memory = await getMemory(services.readStore, params.memoryId, flowScopeOf(principal!), { includeDeleted: true });
       if (!memory) throw new NotFoundError('memory', 'MEMORY_NOT_FOUND');
       const page = await listMemoryHistory(services.readStore, params.memoryId, { limit: query.limit, cursor: query.cursor ?? null });

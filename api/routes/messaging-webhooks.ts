@@ -6,7 +6,7 @@ import { DELIVERY_STATUSES, deliveryStreamId, webhookEventNameSchema, webhookStr
 import type { Principal } from '../../domain/shared/principal.js';
 import type { Services } from '../../infra/ports/services.js';
 import { findMessagingSession } from '../../projections/messaging.js';
-import { getDelivery, getWebhook, listDeliveries, type DeliveryDoc, type WebhookDoc } from '../../projections/messaging-webhooks.js';
+import { deliveryDocOf, getWebhook, listDeliveries, type DeliveryDoc, type WebhookDoc } from '../../projections/messaging-webhooks.js';
 import { NotFoundError } from '../errors.js';
 import { defineRoute } from '../route.js';
 import { sessionIdSchema } from './messaging-support.js';
@@ -174,7 +174,9 @@ export const webhooksRoutes = [
       await ownSession(services, principal, params.sessionId);
       const result = await requestRedelivery(services.eventStore, command, { sessionId: params.sessionId, deliveryId: params.deliveryId, requestedBy: principal!.userId });
       await settle(result.position, deliveryStreamId(params.deliveryId));
-      const delivery = await getDelivery(services.readStore, params.deliveryId);
+      // The delivery as this request left it, from its own stream: the read model may already show the next attempt.
+      const events = await services.eventStore.readStream(deliveryStreamId(params.deliveryId), { maxCount: result.revision + 1 });
+      const delivery = deliveryDocOf(params.deliveryId, events);
       if (!delivery) throw new NotFoundError('webhook delivery', 'DELIVERY_NOT_FOUND');
       return { status: 202, body: { success: true, delivery: deliveryView(delivery) } };
     },

@@ -40,6 +40,11 @@ export interface MemoryQueries {
   /** Ids of the tenant's live memories within the scope, newest first, at most `limit`. */
   liveIdsInScope(tenant: MemoryTenant, scope: MemoryScope, limit: number): Promise<string[]>;
   search(request: MemorySearchRequest): Promise<MemorySearchAnswer>;
+  /**
+   * The position a read of the read model waits for (read-your-writes by position): the newest
+   * memory event in the log now (infra/memory/read-position.ts).
+   */
+  readPosition(): Promise<number>;
 }
 
 /** The configuration memory operations read (the MEMORY_* variables of infra/config-memory.ts). */

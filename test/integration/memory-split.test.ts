@@ -7,7 +7,8 @@ import { availableModes } from '../support/test-service.js';
 /**
  * Memory search with the roles split: two API processes and a projector process. Each API process
  * keeps its own in-process search index; a change made through one must show in the other's next
- * search (the index is checked against the read store on every search).
+ * search (the search first waits until the projector process reached the log's newest memory
+ * event, then checks its index against the read store).
  */
 const distributed = availableModes().includes('distributed');
 if (!distributed) console.log('SKIP memory split roles: needs the distributed adapters (MONGODB_URL, KAFKA_BROKERS)');
@@ -29,8 +30,11 @@ if (!distributed) console.log('SKIP memory split roles: needs the distributed ad
 
     const saved = await op(a, { operation: 'save', scope: { userId: 'ivy' }, text: 'Ivy lives in the city of Porto' });
     expect(saved.status, saved.text).to.equal(200);
-    expect(saved.headers.get('x-read-model')).to.equal('current');
-    expect(await search(b)).to.deep.equal(['Ivy lives in the city of Porto']);
+    // The save answers once in the log; the search waits for the projection to reach it (read-your-writes by position).
+    expect(saved.headers.get('x-read-model'), 'a save does not wait for the projection').to.equal(null);
+    const first = await op(b, { operation: 'search', scope: { userId: 'ivy' }, query: 'Ivy city' });
+    expect(first.headers.get('x-read-model'), 'the search waited for the projector process').to.equal('current');
+    expect(first.body.results.map((r: { text: string }) => r.text)).to.deep.equal(['Ivy lives in the city of Porto']);
     expect(await search(a)).to.deep.equal(['Ivy lives in the city of Porto']);
 
     const updated = await op(a, { operation: 'update', memoryId: saved.body.memory.id, text: 'Ivy moved to the city of Braga' });

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import type { MemoryEvent } from '../../domain/memory/index.js';
 import { MEMORIES, MEMORY_HISTORY, MEMORY_TENANTS, memoryProjector, unpackVector } from '../../projections/memory.js';
-import { projectionSpec, type GivenEvent } from '../support/projection-spec.js';
+import type { ReadStore } from '../../infra/ports/read-store.js';
+import { projectionSpec, readStoreAdapters, recordAll, type GivenEvent } from '../support/projection-spec.js';
 
 const t0 = '2026-01-01T00:00:00.000Z';
 const t1 = '2026-01-02T00:00:00.000Z';
@@ -64,5 +65,49 @@ describe('memory projector', () => {
         const stamps = await store.collection(MEMORIES).find({}, { sort: { _id: 1 } });
         expect(stamps.map((m) => m.stamp === null)).to.deep.equal([false, false, false]);
       });
+  });
+
+  it('projects a batch (saves, an update, a delete, two tenants) as event by event, and again unchanged after a redelivery', async () => {
+    const events = recordAll([
+      saved('m1', 'Alice drinks coffee'),
+      saved('m2', 'Bob reads books', { ownerId: 'u1', orgId: 'o1', workspaceId: 'w1' }),
+      on({ type: 'MemoryUpdated', data: { memoryId: 'm1', previousText: 'Alice drinks coffee', text: 'Alice drinks tea', previousMetadata: { topic: 'food' }, metadata: { topic: 'drink' }, at: t1, ...author } }),
+      saved('m3', 'Carol runs'),
+      on({ type: 'MemoryDeleted', data: { memoryId: 'm3', previousText: 'Carol runs', previousMetadata: { topic: 'food' }, at: t2, ...author } }, 'memory-m3'),
+    ]);
+    const later = recordAll([on({ type: 'MemoryUpdated', data: { memoryId: 'm2', previousText: 'Bob reads books', text: 'Bob reads papers', previousMetadata: { topic: 'food' }, metadata: {}, at: t2, ...author } }, 'memory-m2')], 100);
+    later[0].revision = 1;
+    const snapshot = async (store: ReadStore) => {
+      const strip = (docs: Array<Record<string, unknown>>) => docs.map(({ stamp, epoch, generation, ...rest }) => ({ ...rest, stamped: typeof stamp === 'number', hasEpoch: typeof epoch === 'string' }));
+      return {
+        memories: strip(await store.collection(MEMORIES).find({}, { sort: { _id: 1 } })),
+        history: await store.collection(MEMORY_HISTORY).find({}, { sort: { _id: 1 } }),
+        tenants: strip(await store.collection(MEMORY_TENANTS).find({}, { sort: { _id: 1 } })),
+      };
+    };
+    for (const adapter of readStoreAdapters()) {
+      const [oneByOne, batched] = [await adapter.open(), await adapter.open()];
+      try {
+        await memoryProjector.setup(oneByOne);
+        await memoryProjector.setup(batched);
+        for (const e of [...events, ...later]) await memoryProjector.project(e, oneByOne);
+        await memoryProjector.projectBatch!(events, batched);
+        await memoryProjector.projectBatch!(later, batched);
+        const expected = await snapshot(oneByOne);
+        expect(await snapshot(batched), adapter.name).to.deep.equal(expected);
+        const generations = async () => (await batched.collection(MEMORY_TENANTS).find({}, { sort: { _id: 1 } })).map((t) => t.generation as number);
+        const before = await generations();
+        // Redelivered from an earlier checkpoint: the inserts find their documents, the idempotent path runs.
+        await memoryProjector.projectBatch!([...events, ...later], batched);
+        expect(await snapshot(batched), `${adapter.name}, redelivered`).to.deep.equal(expected);
+        const after = await generations();
+        after.forEach((g, i) => expect(g, 'a redelivery moves the counters on, so indexes refresh').to.be.greaterThan(before[i]));
+        const m2 = await batched.collection(MEMORIES).findOne({ _id: 'm2' });
+        expect(m2!.stamp, 'stamped with its tenant counter').to.equal(after[1]);
+      } finally {
+        await oneByOne.close();
+        await batched.close();
+      }
+    }
   });
 });

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import type { DeliveryEvent, WebhookEvent } from '../../domain/messaging-webhooks/index.js';
 import { getDelivery, getWebhook, listDeliveries, MAX_ATTEMPTS_SHOWN, overdueDeliveries, webhooksProjectors } from '../../projections/messaging-webhooks.js';
-import { projectionSpec, type GivenEvent } from '../support/projection-spec.js';
+import type { ReadStore } from '../../infra/ports/read-store.js';
+import { projectionSpec, readStoreAdapters, recordAll, type GivenEvent } from '../support/projection-spec.js';
 
 const at = (m: number) => `2026-01-01T00:${String(m).padStart(2, '0')}:00.000Z`;
 const hook = (event: WebhookEvent): GivenEvent => ({ streamId: 'msgwebhook-s1', event });
@@ -95,5 +96,35 @@ describe('messaging webhooks projection', () => {
         expect((await overdueDeliveries(store, new Date(at(59)), 10)).map((d) => d._id)).to.deep.equal(['d-due', 'd-other', 'd-many']);
         expect((await overdueDeliveries(store, new Date(at(59)), 1)).map((d) => d._id)).to.deep.equal(['d-due']);
       });
+  });
+
+  it('projects a batch of delivery events as event by event, and again unchanged after a redelivery', async () => {
+    const first = recordAll([
+      scheduled('d1', 1), scheduled('d2', 1), attempted('d1', 1, 2, 'succeeded'), scheduled('d3', 2),
+      attempted('d2', 1, 2, 'retry', at(5)),
+    ]);
+    // The next batch: an attempt of a delivery scheduled in the first, and a new one.
+    const second = recordAll([attempted('d2', 2, 5, 'failed'), scheduled('d4', 6)], 100);
+    second[0].revision = 2;
+    const deliveries = webhooksProjectors.find((p) => p.name === 'messaging-webhook-deliveries')!;
+    const all = async (store: ReadStore) => store.collection('messaging_webhook_deliveries').find({}, { sort: { _id: 1 } });
+    for (const adapter of readStoreAdapters()) {
+      const [oneByOne, batched] = [await adapter.open(), await adapter.open()];
+      try {
+        await deliveries.setup(oneByOne);
+        await deliveries.setup(batched);
+        for (const e of [...first, ...second]) await deliveries.project(e, oneByOne);
+        await deliveries.projectBatch!(first, batched);
+        await deliveries.projectBatch!(second, batched);
+        const expected = await all(oneByOne);
+        expect(expected.map((d) => [d._id, d.status, d.attemptCount])).to.deep.equal([['d1', 'succeeded', 1], ['d2', 'failed', 2], ['d3', 'pending', 0], ['d4', 'pending', 0]]);
+        expect(await all(batched), adapter.name).to.deep.equal(expected);
+        await deliveries.projectBatch!([...first, ...second], batched);
+        expect(await all(batched), `${adapter.name}, redelivered`).to.deep.equal(expected);
+      } finally {
+        await oneByOne.close();
+        await batched.close();
+      }
+    }
   });
 });
