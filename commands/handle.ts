@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DomainError, fold, type Decider } from '../domain/shared/decider.js';
-import type { DomainEvent, EventMetadata } from '../domain/shared/events.js';
+import { wasChecked, type DomainEvent, type EventMetadata } from '../domain/shared/events.js';
 import { ConcurrencyError, type EventStore, type ExpectedRevision } from '../infra/ports/event-store.js';
 
 /** Who and why: becomes the metadata of every event the command appends (`now` its `occurredAt`). */
@@ -174,11 +174,16 @@ export async function handleCommands<C, S, E extends DomainEvent>(store: EventSt
   }
 }
 
-/** A decider that produces an event its own schema rejects is a bug: fail loudly, append nothing. */
+/**
+ * A decider that produces an event its own schema rejects is a bug: fail loudly, append nothing.
+ * The one check every appended event passes; an event the decider already checked when building
+ * it against the same schema (markChecked) is not checked twice.
+ */
 function assertEventShapes<E extends DomainEvent>(decider: Decider<unknown, unknown, E>, events: E[]) {
   for (const event of events) {
     const schema = decider.eventSchemas[event.type as E['type']];
     if (!schema) throw new Error(`event ${event.type} has no schema`);
+    if (wasChecked(event, schema)) continue;
     const parsed = schema.safeParse(event.data);
     if (!parsed.success) throw new Error(`event ${event.type} does not match its schema: ${parsed.error.message}`);
   }

@@ -1,6 +1,7 @@
 import { validationFailed } from '../flows/guards.js';
 import { issuesToProblems } from '../flows/validate-node.js';
 import { runError } from './errors.js';
+import { markChecked } from '../shared/events.js';
 import { runEventSchemas, type RunEventData, type RunEventOf, type RunEventType } from './events.js';
 
 /**
@@ -10,7 +11,7 @@ import { runEventSchemas, type RunEventData, type RunEventOf, type RunEventType 
 export function checkedEvent<K extends RunEventType>(type: K, data: RunEventData<K>): RunEventOf<K> {
   const parsed = runEventSchemas[type].safeParse(data);
   if (!parsed.success) throw validationFailed(issuesToProblems(parsed.error.issues, '', data));
-  return { type, data } as RunEventOf<K>;
+  return markChecked({ type, data } as RunEventOf<K>, runEventSchemas[type]);
 }
 
 const encoder = new TextEncoder();

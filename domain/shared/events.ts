@@ -38,3 +38,22 @@ export function categoryOf(streamId: string): string {
   const dash = streamId.indexOf('-');
   return dash === -1 ? streamId : streamId.slice(0, dash);
 }
+
+/**
+ * Events whose data their decider already checked against the event's schema when it built them
+ * (e.g. to report bad command input as VALIDATION_FAILED), with the schema used, so the command
+ * handler's check before the append does not run zod a second time with that same schema. Keyed by
+ * the event object: an event rebuilt or replaced is checked again. Sound because deciders never
+ * change an event after building it and the handler decides, checks and hands events to the store
+ * in one synchronous stretch.
+ */
+const checkedEvents = new WeakMap<object, z.ZodType>();
+
+/** Marks `event` as checked against `schema` (call only right after a successful check). */
+export function markChecked<E extends DomainEvent>(event: E, schema: z.ZodType): E {
+  checkedEvents.set(event, schema);
+  return event;
+}
+
+/** Whether `event` was checked against exactly `schema` when it was built. */
+export const wasChecked = (event: DomainEvent, schema: z.ZodType): boolean => checkedEvents.get(event) === schema;
