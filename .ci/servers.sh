@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Real servers for the test suite, bound to 127.0.0.1 only:
-#   Kafka 3.9.x (KRaft, jars from Maven Central), FerretDB v1.24 (built with Go) on its SQLite backend,
-#   Redis (Debian), an S3-compatible server (gofakes3, MIT, built from the Go module proxy; bolt file backend).
-#   FERRETDB_HANDLER=postgresql runs FerretDB on PostgreSQL (Debian's `postgresql`) instead: faster, but
-#   FerretDB 1.24 on it stopped answering every command mid-suite (see README "Real servers for tests").
+#   Kafka 3.9.x (KRaft, jars from Maven Central), FerretDB v1.24 (built with Go) on PostgreSQL (Debian's
+#   `postgresql`), Redis (Debian), an S3-compatible server (gofakes3, MIT, built from the Go module proxy).
+#   FERRETDB_HANDLER=sqlite runs FerretDB on its SQLite backend instead (no PostgreSQL; slower).
 #
 #   bash .ci/servers.sh start    install what is missing (cached), start what is not running, wait until ready
 #   bash .ci/servers.sh stop
@@ -29,7 +28,7 @@ LOGS=$SERVERS_DIR/logs RUN=$SERVERS_DIR/run
 HOST=127.0.0.1
 KAFKA_PORT=${KAFKA_PORT:-9092} KAFKA_CONTROLLER_PORT=${KAFKA_CONTROLLER_PORT:-9093}
 MONGO_PORT=${MONGO_PORT:-27017} REDIS_PORT=${REDIS_PORT:-6379} S3_PORT=${S3_PORT:-9310} PG_PORT=${PG_PORT:-55432}
-FERRETDB_HANDLER=${FERRETDB_HANDLER:-sqlite}
+FERRETDB_HANDLER=${FERRETDB_HANDLER:-postgresql}
 [[ $FERRETDB_HANDLER == postgresql || $FERRETDB_HANDLER == sqlite ]] || { echo "FERRETDB_HANDLER: postgresql or sqlite" >&2; exit 2; }
 KAFKA_VERSIONS=${KAFKA_VERSION:-3.9.1 3.9.0}       # first one that resolves wins
 FERRETDB_VERSION=v1.24.0
@@ -247,7 +246,11 @@ start_ferretdb() {
   pid_alive ferretdb || {
     log "ferretdb: starting ($FERRETDB_HANDLER)"
     local backend=(-handler sqlite -dir "$SERVERS_DIR/ferretdb-data")
-    [[ $FERRETDB_HANDLER == sqlite ]] || backend=(-postgresql-url "postgres://postgres@$HOST:$PG_PORT/$PG_DB")
+    # pool_max_conns above any number of commands clients run at once: FerretDB 1.24 answers an update
+    # while holding the connection of its query and takes a second one for the write, so as many
+    # concurrent updates as the pool has connections (its default is 50) deadlock every command.
+    [[ $FERRETDB_HANDLER == sqlite ]] ||
+      backend=(-postgresql-url "postgres://postgres@$HOST:$PG_PORT/$PG_DB?pool_max_conns=$FERRETDB_PG_POOL")
     echo "$FERRETDB_HANDLER" >"$RUN/ferretdb.handler"
     spawn ferretdb "$FERRET_BIN" -log-level "${FERRETDB_LOG_LEVEL:-warn}" -listen "$HOST:$MONGO_PORT" "${backend[@]}"
   }
@@ -258,6 +261,7 @@ start_ferretdb() {
 # Debian's server binaries live in /usr/lib/postgresql/<major>/bin (not on PATH): the newest one.
 pg_bin() { local d; d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1); [[ -x $d/postgres ]] && echo "$d"; }
 PG_DB=ferretdb
+FERRETDB_PG_POOL=${FERRETDB_PG_POOL:-380}
 # as_pg CMD...: run CMD as the postgres user when root (PostgreSQL refuses root), else as ourselves.
 AS_PG=()
 [[ $(id -u) != 0 ]] || AS_PG=(setpriv --reuid=postgres --regid=postgres --init-groups --reset-env --)
@@ -298,7 +302,7 @@ start_postgres() {
       # what MongoDB's default write concern {w:1} does with its journal (flushed every 100 ms); fsync stays
       # on, so a crash loses at most that window, never consistency.
       spawn postgres "${AS_PG[@]}" "$PGBIN/postgres" -D "$data" -c listen_addresses="$HOST" -p "$PG_PORT" \
-        -c unix_socket_directories= -c max_connections=200 -c synchronous_commit=off -c shared_buffers=256MB
+        -c unix_socket_directories= -c max_connections=$((FERRETDB_PG_POOL + 20)) -c synchronous_commit=off -c shared_buffers=256MB
     }
     wait_until postgres 60 pg_ready
   fi

@@ -234,6 +234,8 @@ class MongoCheckpoints implements CheckpointStore {
   }
 }
 
+const MAX_POOL_SIZE = 32;
+
 export class MongoReadStore implements ReadStore {
   readonly adapter = 'mongodb';
   readonly checkpoints: CheckpointStore;
@@ -245,8 +247,11 @@ export class MongoReadStore implements ReadStore {
   }
 
   static async connect(url: string, dbName: string, options: MongoReadStoreOptions = {}): Promise<MongoReadStore> {
-    // Fail fast when the server is down instead of the driver's 30 s default.
-    const client = new MongoClient(url, { serverSelectionTimeoutMS: 5000 });
+    // Fail fast when the server is down instead of the driver's 30 s default. At most 32 connections
+    // per process unless the URL says otherwise: a MongoDB-wire server behind a connection pool of its
+    // own (FerretDB on PostgreSQL) stalls when clients run more commands at once than that pool holds.
+    const pool = /[?&]maxPoolSize=/i.test(url) ? {} : { maxPoolSize: MAX_POOL_SIZE };
+    const client = new MongoClient(url, { serverSelectionTimeoutMS: 5000, ...pool });
     try {
       await client.connect();
     } catch (err) {
