@@ -27,6 +27,7 @@ import { MemoryReadStore } from './read-store/memory.js';
 import { MongoReadStore } from './read-store/mongo.js';
 import type { Services } from './ports/services.js';
 import { Authenticator } from './auth/authenticator.js';
+import { CachedCredentialLookup } from './auth/cached-credentials.js';
 import { loadOrCreateKey } from './auth/key-material.js';
 import { SealedBox } from './auth/sealed-box.js';
 import { TokenService } from './auth/tokens.js';
@@ -39,6 +40,7 @@ import { RedisRateLimiter } from './rate-limiter-redis.js';
 import { allProjectors } from '../projections/index.js';
 import { memoryPorts } from './memory/ports.js';
 import { credentialLookup } from '../projections/users-auth.js';
+import { userStreamId } from '../domain/users/index.js';
 import { createMcpRuntime } from './mcp/runtime.js';
 import { createMcpClient } from './mcp/client.js';
 import { systemAddressResolver } from './mcp/address-resolver.js';
@@ -128,9 +130,14 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
   // One keep-alive pool per service for webhook nodes and messaging webhooks (pinned per checked address).
   const outbound = createOutboundHttp({ keepAlive: config.OUTBOUND_KEEP_ALIVE });
 
+  // A read store in another process costs a round trip per request; the log says when a user changed.
+  const credentials = config.MONGODB_URL
+    ? new CachedCredentialLookup(credentialLookup(readStore), async (userId) => (await eventStore.readStream(userStreamId(userId), { direction: 'backwards', maxCount: 1 }))[0]?.revision ?? null)
+    : credentialLookup(readStore);
+
   const services: Services = {
     config, role, logger, eventStore, readStore, checkpoints, bus, projections,
-    tokens, auth: new Authenticator(tokens, credentialLookup(readStore), clock, { unverifiedAccountTtlHours: config.UNVERIFIED_ACCOUNT_TTL_HOURS }), sealedBox, mailer, rateLimiter: config.RATE_LIMIT_REDIS_URL ? await RedisRateLimiter.connect(config.RATE_LIMIT_REDIS_URL, config.RATE_LIMIT_REDIS_PREFIX, logger) : new RateLimiter(clock), social: socialProviders(config),
+    tokens, auth: new Authenticator(tokens, credentials, clock, { unverifiedAccountTtlHours: config.UNVERIFIED_ACCOUNT_TTL_HOURS }), sealedBox, mailer, rateLimiter: config.RATE_LIMIT_REDIS_URL ? await RedisRateLimiter.connect(config.RATE_LIMIT_REDIS_URL, config.RATE_LIMIT_REDIS_PREFIX, logger) : new RateLimiter(clock), social: socialProviders(config),
     now, newId: () => randomUUID(),
     storedEvents: rawEventStore instanceof SqliteEventStore ? sqliteStoredEvents(rawEventStore) : appendOnlyStoredEvents(rawEventStore),
     mcp: createMcpRuntime(createMcpClient(config)),
