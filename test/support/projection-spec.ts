@@ -76,6 +76,31 @@ export async function projectAll(projectors: Projector[], store: ReadStore, even
  * as subsets (fields a test names must match; `_id` order is the collection's sorted order).
  * It also delivers the whole log a second time and expects the same documents (idempotence).
  */
+/**
+ * On every read store: projects `batches` event by event into one store and batch by batch
+ * (`projectBatch`) into another, then hands both to `check`, which compares them.
+ */
+export async function projectOneByOneAndBatched(
+  projector: Projector,
+  batches: RecordedEvent[][],
+  check: (stores: { adapter: string; oneByOne: ReadStore; batched: ReadStore }) => Promise<void>,
+): Promise<void> {
+  if (!projector.projectBatch) throw new Error(`${projector.name} has no projectBatch`);
+  for (const adapter of readStoreAdapters()) {
+    const [oneByOne, batched] = [await adapter.open(), await adapter.open()];
+    try {
+      await projector.setup(oneByOne);
+      await projector.setup(batched);
+      for (const e of batches.flat()) await projector.project(e, oneByOne);
+      for (const batch of batches) await projector.projectBatch(batch, batched);
+      await check({ adapter: adapter.name, oneByOne, batched });
+    } finally {
+      await oneByOne.close();
+      await batched.close();
+    }
+  }
+}
+
 export function projectionSpec(projectors: Projector[]) {
   return {
     given(events: GivenEvent[]) {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { MemoryEvent } from '../../domain/memory/index.js';
 import { MEMORIES, MEMORY_HISTORY, MEMORY_TENANTS, memoryProjector, unpackVector } from '../../projections/memory.js';
 import type { ReadStore } from '../../infra/ports/read-store.js';
-import { projectionSpec, readStoreAdapters, recordAll, type GivenEvent } from '../support/projection-spec.js';
+import { projectOneByOneAndBatched, projectionSpec, recordAll, type GivenEvent } from '../support/projection-spec.js';
 
 const t0 = '2026-01-01T00:00:00.000Z';
 const t1 = '2026-01-02T00:00:00.000Z';
@@ -85,29 +85,18 @@ describe('memory projector', () => {
         tenants: strip(await store.collection(MEMORY_TENANTS).find({}, { sort: { _id: 1 } })),
       };
     };
-    for (const adapter of readStoreAdapters()) {
-      const [oneByOne, batched] = [await adapter.open(), await adapter.open()];
-      try {
-        await memoryProjector.setup(oneByOne);
-        await memoryProjector.setup(batched);
-        for (const e of [...events, ...later]) await memoryProjector.project(e, oneByOne);
-        await memoryProjector.projectBatch!(events, batched);
-        await memoryProjector.projectBatch!(later, batched);
-        const expected = await snapshot(oneByOne);
-        expect(await snapshot(batched), adapter.name).to.deep.equal(expected);
-        const generations = async () => (await batched.collection(MEMORY_TENANTS).find({}, { sort: { _id: 1 } })).map((t) => t.generation as number);
-        const before = await generations();
-        // Redelivered from an earlier checkpoint: the inserts find their documents, the idempotent path runs.
-        await memoryProjector.projectBatch!([...events, ...later], batched);
-        expect(await snapshot(batched), `${adapter.name}, redelivered`).to.deep.equal(expected);
-        const after = await generations();
-        after.forEach((g, i) => expect(g, 'a redelivery moves the counters on, so indexes refresh').to.be.greaterThan(before[i]));
-        const m2 = await batched.collection(MEMORIES).findOne({ _id: 'm2' });
-        expect(m2!.stamp, 'stamped with its tenant counter').to.equal(after[1]);
-      } finally {
-        await oneByOne.close();
-        await batched.close();
-      }
-    }
+    await projectOneByOneAndBatched(memoryProjector, [events, later], async ({ adapter, oneByOne, batched }) => {
+      const expected = await snapshot(oneByOne);
+      expect(await snapshot(batched), adapter).to.deep.equal(expected);
+      const generations = async () => (await batched.collection(MEMORY_TENANTS).find({}, { sort: { _id: 1 } })).map((t) => t.generation as number);
+      const before = await generations();
+      // Redelivered from an earlier checkpoint: the inserts find their documents, the idempotent path runs.
+      await memoryProjector.projectBatch!([...events, ...later], batched);
+      expect(await snapshot(batched), `${adapter}, redelivered`).to.deep.equal(expected);
+      const after = await generations();
+      after.forEach((g, i) => expect(g, 'a redelivery moves the counters on, so indexes refresh').to.be.greaterThan(before[i]));
+      const m2 = await batched.collection(MEMORIES).findOne({ _id: 'm2' });
+      expect(m2!.stamp, 'stamped with its tenant counter').to.equal(after[1]);
+    });
   });
 });

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { DeliveryEvent, WebhookEvent } from '../../domain/messaging-webhooks/index.js';
 import { getDelivery, getWebhook, listDeliveries, MAX_ATTEMPTS_SHOWN, overdueDeliveries, webhooksProjectors } from '../../projections/messaging-webhooks.js';
 import type { ReadStore } from '../../infra/ports/read-store.js';
-import { projectionSpec, readStoreAdapters, recordAll, type GivenEvent } from '../support/projection-spec.js';
+import { projectOneByOneAndBatched, projectionSpec, recordAll, type GivenEvent } from '../support/projection-spec.js';
 
 const at = (m: number) => `2026-01-01T00:${String(m).padStart(2, '0')}:00.000Z`;
 const hook = (event: WebhookEvent): GivenEvent => ({ streamId: 'msgwebhook-s1', event });
@@ -108,23 +108,12 @@ describe('messaging webhooks projection', () => {
     second[0].revision = 2;
     const deliveries = webhooksProjectors.find((p) => p.name === 'messaging-webhook-deliveries')!;
     const all = async (store: ReadStore) => store.collection('messaging_webhook_deliveries').find({}, { sort: { _id: 1 } });
-    for (const adapter of readStoreAdapters()) {
-      const [oneByOne, batched] = [await adapter.open(), await adapter.open()];
-      try {
-        await deliveries.setup(oneByOne);
-        await deliveries.setup(batched);
-        for (const e of [...first, ...second]) await deliveries.project(e, oneByOne);
-        await deliveries.projectBatch!(first, batched);
-        await deliveries.projectBatch!(second, batched);
-        const expected = await all(oneByOne);
-        expect(expected.map((d) => [d._id, d.status, d.attemptCount])).to.deep.equal([['d1', 'succeeded', 1], ['d2', 'failed', 2], ['d3', 'pending', 0], ['d4', 'pending', 0]]);
-        expect(await all(batched), adapter.name).to.deep.equal(expected);
-        await deliveries.projectBatch!([...first, ...second], batched);
-        expect(await all(batched), `${adapter.name}, redelivered`).to.deep.equal(expected);
-      } finally {
-        await oneByOne.close();
-        await batched.close();
-      }
-    }
+    await projectOneByOneAndBatched(deliveries, [first, second], async ({ adapter, oneByOne, batched }) => {
+      const expected = await all(oneByOne);
+      expect(expected.map((d) => [d._id, d.status, d.attemptCount])).to.deep.equal([['d1', 'succeeded', 1], ['d2', 'failed', 2], ['d3', 'pending', 0], ['d4', 'pending', 0]]);
+      expect(await all(batched), adapter).to.deep.equal(expected);
+      await deliveries.projectBatch!([...first, ...second], batched);
+      expect(await all(batched), `${adapter}, redelivered`).to.deep.equal(expected);
+    });
   });
 });
