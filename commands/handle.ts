@@ -70,20 +70,34 @@ export function metadataOf(context: CommandContext): EventMetadata {
 }
 
 const CACHE_LIMIT = 10_000;
+/** Settled states (finished runs) kept: enough for the reads that follow an aggregate's last step. */
+const SETTLED_CACHE_LIMIT = 500;
+
+type Cached = { revision: number; state: unknown };
+/** One decider's folded states: live ones, and settled ones in their own smaller LRU. */
+interface StateCache {
+  live: Map<string, Cached>;
+  settled: Map<string, Cached>;
+}
+
 /**
  * Folded states by decider and stream, so a command reads only the events appended since the last
  * one instead of the whole stream. Sound because evolve is pure and never mutates its input; a
  * stale entry only means more events to read (other processes' appends are read as usual).
+ * Bounded by count (a run's state holds its bounded outputs): 10,000 live and 500 settled states
+ * per decider and process.
  */
-const stateCaches = new WeakMap<EventStore, WeakMap<object, Map<string, { revision: number; state: unknown }>>>();
+const stateCaches = new WeakMap<EventStore, WeakMap<object, StateCache>>();
 
-function cacheFor(store: EventStore, decider: object) {
+function cacheFor(store: EventStore, decider: object): StateCache {
   let byDecider = stateCaches.get(store);
   if (!byDecider) stateCaches.set(store, (byDecider = new WeakMap()));
   let cache = byDecider.get(decider);
-  if (!cache) byDecider.set(decider, (cache = new Map()));
+  if (!cache) byDecider.set(decider, (cache = { live: new Map(), settled: new Map() }));
   return cache;
 }
+
+const cachedIn = (cache: StateCache, streamId: string) => cache.live.get(streamId) ?? cache.settled.get(streamId);
 
 /** The folded state of a stream through the same cache the handler uses: cheap for a stream read often (a run's executor). */
 export async function loadState<S>(store: EventStore, streamId: string, decider: Decider<any, S, any>): Promise<{ state: S; revision: number }> {
@@ -91,25 +105,29 @@ export async function loadState<S>(store: EventStore, streamId: string, decider:
 }
 
 async function load<S, E>(store: EventStore, streamId: string, decider: Decider<unknown, S, DomainEvent>): Promise<{ state: S; revision: number }> {
-  const cache = cacheFor(store, decider);
-  const cached = cache.get(streamId) as { revision: number; state: S } | undefined;
+  const cached = cachedIn(cacheFor(store, decider), streamId) as { revision: number; state: S } | undefined;
   const fresh = await store.readStream(streamId, cached ? { fromRevision: cached.revision + 1 } : undefined);
   const state = fold(decider.evolve, cached ? cached.state : decider.initialState, fresh as unknown as DomainEvent[]);
   const revision = fresh.length > 0 ? fresh[fresh.length - 1].revision : (cached?.revision ?? -1);
-  remember(cache, streamId, revision, state);
+  remember(store, decider, streamId, revision, state);
   return { state, revision };
 }
 
 /** The folded state this process last saw of a stream, without reading it (undefined when not cached). */
 export function cachedState<S>(store: EventStore, streamId: string, decider: Decider<any, S, any>): { state: S; revision: number } | undefined {
-  return cacheFor(store, decider).get(streamId) as { state: S; revision: number } | undefined;
+  return cachedIn(cacheFor(store, decider), streamId) as { state: S; revision: number } | undefined;
 }
 
-function remember(cache: Map<string, { revision: number; state: unknown }>, streamId: string, revision: number, state: unknown) {
+function remember<S>(store: EventStore, decider: Decider<any, S, any>, streamId: string, revision: number, state: S) {
   if (revision < 0) return;
-  cache.delete(streamId); // re-insert: Map order doubles as least-recently-used order
-  cache.set(streamId, { revision, state });
-  if (cache.size > CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+  const cache = cacheFor(store, decider);
+  cache.live.delete(streamId);
+  cache.settled.delete(streamId);
+  const settled = decider.settled?.(state) === true;
+  const into = settled ? cache.settled : cache.live;
+  // Re-inserted last: Map order doubles as least-recently-used order.
+  into.set(streamId, { revision, state });
+  if (into.size > (settled ? SETTLED_CACHE_LIMIT : CACHE_LIMIT)) into.delete(into.keys().next().value!);
 }
 
 /** Load, fold, decide, append with the expected revision; retry a conflict a bounded number of times. */
@@ -162,7 +180,7 @@ export async function handleCommands<C, S, E extends DomainEvent>(store: EventSt
         events.map((e) => ({ id: randomUUID(), type: e.type, data: e.data, metadata })),
         expected,
       );
-      remember(cacheFor(store, decider), streamId, result.revision, next);
+      remember(store, decider, streamId, result.revision, next);
       return { events, state: next, revision: result.revision, position: result.position };
     } catch (err) {
       if (!(err instanceof ConcurrencyError)) throw err;

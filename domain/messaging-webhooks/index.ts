@@ -17,4 +17,8 @@ export * from './payload.js';
 export const webhookDecider: Decider<WebhookCommand, WebhookState, WebhookEvent> = decider(initialWebhookState, evolveWebhook, decideWebhook, webhookEventSchemas);
 
 /** `msgdelivery-<deliveryId>`: one delivery of one session event, every attempt in it. */
-export const deliveryDecider: Decider<DeliveryCommand, DeliveryState, DeliveryEvent> = decider(initialDeliveryState, evolveDelivery, decideDelivery, deliveryEventSchemas);
+export const deliveryDecider: Decider<DeliveryCommand, DeliveryState, DeliveryEvent> = {
+  ...decider(initialDeliveryState, evolveDelivery, decideDelivery, deliveryEventSchemas),
+  // Delivered or failed: read again only if someone redelivers it.
+  settled: (state) => state.exists && state.status !== 'pending',
+};

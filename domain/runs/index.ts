@@ -22,13 +22,14 @@ import { fold, type Decider } from '../shared/decider.js';
 import type { RunCommand } from './commands.js';
 import { decideRun } from './decide.js';
 import { runEventSchemas, type RunEvent } from './events.js';
-import { evolveRun, initialRunState, type RunState } from './state.js';
+import { evolveRun, initialRunState, isFinished, type RunState } from './state.js';
 
 export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
   initialState: initialRunState,
   eventSchemas: runEventSchemas,
   evolve: evolveRun,
   decide: decideRun,
+  settled: (state) => state.exists && isFinished(state.status),
 };
 
 /** The state after all the given events (domain events or recorded ones straight from the store). */

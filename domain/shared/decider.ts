@@ -12,6 +12,11 @@ export interface Decider<Command, State, Event extends DomainEvent> {
   decide(command: Command, state: State): Event[];
   /** The zod schema of each event type's data; the command handler checks every event before appending. */
   eventSchemas: Record<Event['type'], z.ZodType>;
+  /**
+   * True when the aggregate is done and rarely read again (a finished run): the command handler's
+   * folded-state cache keeps only a few such states, so finished work does not crowd out live work.
+   */
+  settled?(state: State): boolean;
 }
 
 /** A context's decider from its four parts, so each `index.ts` names them in one line. */

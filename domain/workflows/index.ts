@@ -7,7 +7,7 @@ import { decider, fold, type Decider } from '../shared/decider.js';
 import type { WorkflowCommand } from './commands.js';
 import { decideWorkflow } from './decide.js';
 import { workflowEventSchemas, type WorkflowEvent } from './events.js';
-import { evolveWorkflow, initialWorkflowState, type WorkflowState } from './state.js';
+import { evolveWorkflow, initialWorkflowState, isClosed, type WorkflowState } from './state.js';
 
 export * from './events.js';
 export * from './state.js';
@@ -18,6 +18,9 @@ export { sleepTimerId, signalTimeoutTimerId, executionTimeoutTimerId, resultOf }
 export * from './query-language.js';
 export * from './view.js';
 
-export const workflowDecider: Decider<WorkflowCommand, WorkflowState, WorkflowEvent> = decider(initialWorkflowState, evolveWorkflow, decideWorkflow, workflowEventSchemas);
+export const workflowDecider: Decider<WorkflowCommand, WorkflowState, WorkflowEvent> = {
+  ...decider(initialWorkflowState, evolveWorkflow, decideWorkflow, workflowEventSchemas),
+  settled: (state) => state.exists && isClosed(state.status),
+};
 
 export const foldWorkflow = (events: Iterable<{ type: string; data: unknown }>): WorkflowState => fold(evolveWorkflow, initialWorkflowState, events as Iterable<WorkflowEvent>);

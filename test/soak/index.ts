@@ -19,7 +19,7 @@ import { mcpTestEnv } from '../support/mcp-servers.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
 import { WEIGHTS, pick, prng, runOp, setUpActor, setUpMcp, type Acknowledged, type Actor, type OpKind } from './mix.js';
-import { Sampler } from './sampler.js';
+import { Sampler, heapProbeNodeArgs } from './sampler.js';
 import { verify, verifyFlows, type CheckResult } from './verify.js';
 
 interface Options {
@@ -63,6 +63,7 @@ function serviceEnv(mode: 'embedded' | 'distributed', dataDir: string): Record<s
     WEBHOOK_RETRY_MAX_MS: '2000',
     WEBHOOK_MAX_ATTEMPTS: '4',
   };
+  if (process.env.HEAP_PROBE_SNAPSHOT_DIR) env.HEAP_PROBE_SNAPSHOT_DIR = process.env.HEAP_PROBE_SNAPSHOT_DIR;
   if (mode === 'distributed') Object.assign(env, { MONGODB_URL: process.env.MONGODB_URL!, MONGODB_DB: `soak_${id}`, KAFKA_BROKERS: process.env.KAFKA_BROKERS!, KAFKA_TOPIC_PREFIX: `soak-${id}` });
   return env;
 }
@@ -75,7 +76,7 @@ async function soakOne(mode: 'embedded' | 'distributed', o: Options): Promise<bo
   let service: ServiceProcess | null = null;
   const label = `soak ${mode}`;
   try {
-    service = await startServiceProcess(serviceEnv(mode, dataDir), [], 60_000);
+    service = await startServiceProcess(serviceEnv(mode, dataDir), [], 60_000, heapProbeNodeArgs());
     const baseUrl = service.baseUrl;
     const actors: Actor[] = [];
     for (let i = 0; i < o.concurrency; i++) actors.push(await setUpActor(baseUrl, i, receiver.url, secret));
@@ -83,8 +84,9 @@ async function soakOne(mode: 'embedded' | 'distributed', o: Options): Promise<bo
     const acked: Acknowledged = { flowEdits: new Map(), asyncRuns: [], documents: [], memories: [], messagesTo: new Map() };
     const counts = new Map<OpKind, { ok: number; failed: number; ms: number[] }>(Object.keys(WEIGHTS).map((k) => [k as OpKind, { ok: 0, failed: 0, ms: [] }]));
     const failures: string[] = [];
-    const sampler = new Sampler(baseUrl, METRICS_TOKEN);
-    await sampler.sample('start');
+    const sampler = new Sampler(service, METRICS_TOKEN);
+    const operationsDone = () => [...counts.values()].reduce((n, c) => n + c.ok + c.failed, 0);
+    await sampler.sample('start', 0);
 
     const durationMs = o.minutes * 60_000;
     const started = Date.now();
@@ -92,7 +94,7 @@ async function soakOne(mode: 'embedded' | 'distributed', o: Options): Promise<bo
     let warmSampled = false;
     console.log(`[${label}] seed ${o.seed}, ${o.concurrency} actors, ${o.minutes} min, mix ${JSON.stringify(WEIGHTS)}`);
     const progress = setInterval(() => {
-      const done = [...counts.values()].reduce((n, c) => n + c.ok + c.failed, 0);
+      const done = operationsDone();
       console.log(`[${label}] ${Math.round((Date.now() - started) / 1000)} s: ${done} operations, ${failures.length} failed`);
     }, 30_000);
     await Promise.all(
@@ -101,7 +103,7 @@ async function soakOne(mode: 'embedded' | 'distributed', o: Options): Promise<bo
         while (Date.now() - started < durationMs) {
           if (!warmSampled && Date.now() >= warmupAt) {
             warmSampled = true;
-            await sampler.sample('after warm-up');
+            await sampler.sample('after warm-up', operationsDone());
           }
           const kind = pick(rand);
           const t0 = performance.now();
@@ -134,15 +136,15 @@ async function soakOne(mode: 'embedded' | 'distributed', o: Options): Promise<bo
       console.log(`[${label}] MCP history (latest): ${history.text.slice(0, 600)}`);
     }
     const checks: CheckResult[] = [];
-    checks.push({ name: 'no operation failed under load', checked: [...counts.values()].reduce((n, c) => n + c.ok + c.failed, 0), problems: failures });
+    checks.push({ name: 'no operation failed under load', checked: operationsDone(), problems: failures });
     checks.push(...(await verify(baseUrl, acked, 90_000)));
     checks.push(await verifyFlows(baseUrl, actors.map((a) => ({ flowId: a.flowId, acked: acked.flowEdits.get(a.flowId) ?? 0, attempted: a.edits, auth: a.user.auth }))));
     checks.push({ name: 'every answer matched the OpenAPI document', checked: responseStats.validated, problems: responseMismatches.splice(0).slice(0, 20).map((m) => JSON.stringify(m).slice(0, 300)) });
-    await sampler.sample('end');
-    checks.push(sampler.growthCheck('after warm-up', 'end'));
+    await sampler.sample('end', operationsDone());
+    checks.push(sampler.growthCheck('after warm-up', 'end', mode));
     const delivered = receiver.accepted().size;
     console.log(`[${label}] receiver: ${receiver.received.length} attempts, ${delivered} deliveries accepted`);
-    for (const s of sampler.samples) console.log(`[${label}] ${s.label.padEnd(14)} heap used ${(s.heapUsed / 2 ** 20).toFixed(1)} MiB, rss ${(s.rss / 2 ** 20).toFixed(1)} MiB, active handles ${s.handles}`);
+    for (const s of sampler.samples) console.log(`[${label}] ${s.label.padEnd(14)} ${String(s.operations).padStart(6)} operations, live heap ${(s.heapUsed / 2 ** 20).toFixed(1)} MiB, rss ${(s.rss / 2 ** 20).toFixed(1)} MiB, active handles ${s.handles}`);
     let ok = true;
     for (const check of checks) {
       const passed = check.problems.length === 0;

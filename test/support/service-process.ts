@@ -16,8 +16,8 @@ export interface ServiceProcess {
 }
 
 /** Runs the real entry point (`infra/main.ts`) as a child process and waits for its "listening" line. */
-export async function startServiceProcess(env: Record<string, string>, args: string[] = [], timeoutMs = 30_000): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'infra', 'main.ts'), ...args], {
+export async function startServiceProcess(env: Record<string, string>, args: string[] = [], timeoutMs = 30_000, nodeArgs: string[] = []): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, join(root, 'infra', 'main.ts'), ...args], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

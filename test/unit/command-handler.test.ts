@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConflictError, handleCommand, PreconditionFailedError, type CommandContext } from '../../commands/handle.js';
+import { cachedState, ConflictError, handleCommand, PreconditionFailedError, type CommandContext } from '../../commands/handle.js';
 import { claimReservation } from '../../commands/reservations.js';
 import { probeDecider } from '../../domain/probes/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
@@ -85,6 +85,28 @@ describe('command handler', () => {
       await a.close();
       await b.close();
     }
+  });
+
+  it('keeps only the latest 500 settled states in its folded-state cache, live ones up to 10,000', async () => {
+    // Own decider objects: each decider has its own cache.
+    const settledWhenIncremented = { ...probeDecider, settled: (s: { value: number }) => s.value > 0 };
+    const neverSettled = { ...probeDecider };
+    for (const [decider, prefix] of [[settledWhenIncremented, 's'], [neverSettled, 'l']] as const) {
+      for (let i = 0; i < 600; i++) {
+        const streamId = `probe-${prefix}${i}`;
+        await handleCommand(store, { streamId, decider, command: { ...create, probeId: `${prefix}${i}` }, context: context() });
+        await handleCommand(store, { streamId, decider, command: inc, context: context() });
+      }
+    }
+    expect(cachedState(store, 'probe-s0', settledWhenIncremented), 'the oldest settled state').to.equal(undefined);
+    expect(cachedState(store, 'probe-s99', settledWhenIncremented), 'the 100th settled state').to.equal(undefined);
+    expect(cachedState(store, 'probe-s100', settledWhenIncremented)?.state).to.include({ value: 1 });
+    expect(cachedState(store, 'probe-s599', settledWhenIncremented)?.state).to.include({ value: 1 });
+    expect(cachedState(store, 'probe-l0', neverSettled)?.state, 'a live state is kept').to.include({ value: 1 });
+    // A settled state read again comes back whole from the log.
+    const again = await handleCommand(store, { streamId: 'probe-s0', decider: settledWhenIncremented, command: inc, context: context() });
+    expect(again.state).to.include({ value: 2 });
+    expect(again.revision).to.equal(2);
   });
 
   it('refuses to append an event that does not match its schema', async () => {
