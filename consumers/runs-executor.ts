@@ -223,7 +223,7 @@ export async function executeRun(ports: RunEnginePorts, processId: string, worke
         const inputs = nodeInputs(known.definition, known, nodeId);
         // Secret variables ({"$secret": …}) are opened here, in the process that runs the node, and nowhere else.
         const variables = openSecretVariables(inputs.variables, (box) => ports.secrets.open(box));
-        const context = { ...inputs, variables, processId, flowId: run.flowId, orgId: run.orgId, userId: run.ownerId, signal, llm, sleep: sleepUnlessStopped };
+        const context = { ...inputs, variables, processId, flowId: run.flowId, orgId: run.orgId, workspaceId: run.workspaceId, userId: run.ownerId, signal, llm, sleep: sleepUnlessStopped };
         return executeNodeKind(ports, kinds, { ...node, data }, context);
       })();
       if (attempt === null) {

@@ -115,10 +115,10 @@ const contentOf = (d: SkillDoc): SkillContent => ({ id: d._id, name: d.name, des
 /** The port the run worker, agents and the assistant read skills through. */
 export function skillsReadModel(store: ReadStore): SkillsReadModel {
   return {
-    async activeForFlow(flowId) {
-      const flow = await getFlow(store, flowId, null);
-      if (!flow) return [];
-      const scope = { userId: flow.ownerId, orgId: flow.orgId, workspaceId: flow.workspaceId };
+    async activeForFlow(flowId, runScope) {
+      const flow = runScope ? null : await getFlow(store, flowId, null);
+      if (!runScope && !flow) return [];
+      const scope = runScope ?? { userId: flow!.ownerId, orgId: flow!.orgId, workspaceId: flow!.workspaceId };
       return (await skillsForFlow(store, scope, flowId)).filter((s) => s.active).map((s) => contentOf(s.skill));
     },
     async activeInScope(scope, only) {

@@ -14,7 +14,7 @@ import { assertWithinBudget } from '../../commands/orgs-budget.js';
 import type { Clock } from '../../infra/ports/clock.js';
 import type { EventStore } from '../../infra/ports/event-store.js';
 import { LLM_PROVIDER_IDS, type LlmCaller, type LlmGateway, type LlmMessage, type LlmProviderId, type LlmResult, type LlmTool } from '../../infra/ports/llm.js';
-import { LOAD_SKILL_TOOL, loadSkillResult, loadSkillTool, withSkills, type SkillContent } from '../../domain/skills/index.js';
+import { LOAD_SKILL_TOOL, loadSkillResult, loadSkillTool, withSkills, type SkillContent, type SkillScope } from '../../domain/skills/index.js';
 import type { SkillsReadModel } from '../../infra/ports/skills.js';
 
 /**
@@ -99,6 +99,15 @@ export function userIdOf(context: NodeKindContext): string | null {
   return typeof userId === 'string' && userId !== '' ? userId : null;
 }
 
+/** The run's owner, organization and workspace when the worker passes them: the skills' scope without reading the flow. */
+function runScopeOf(context: NodeKindContext): SkillScope | undefined {
+  const { userId, orgId, workspaceId } = context as NodeKindContext & { userId?: unknown; orgId?: unknown; workspaceId?: unknown };
+  if (typeof userId !== 'string' || userId === '') return undefined;
+  if (orgId === null) return { userId, orgId: null, workspaceId: null };
+  if (typeof orgId === 'string' && (typeof workspaceId === 'string' || workspaceId === null)) return { userId, orgId, workspaceId };
+  return undefined;
+}
+
 async function complete(
   ports: LlmKindPorts,
   caller: LlmCaller,
@@ -117,7 +126,7 @@ export function llmKind(ports: LlmKindPorts): NodeKind {
       const caller = { orgId: orgIdOf(context), userId: userIdOf(context) };
       const provider = providerOf(node.data);
       const model = modelOf(node.data, provider);
-      const skills = ports.skills ? await ports.skills.activeForFlow(context.flowId) : [];
+      const skills = ports.skills ? await ports.skills.activeForFlow(context.flowId, runScopeOf(context)) : [];
       const request = { model, temperature: numberOr(node.data.temperature), maxTokens: numberOr(node.data.maxTokens), signal: context.signal };
       const messages = llmMessages(node.data, context, skills);
       if (skills.length === 0) {

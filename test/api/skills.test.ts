@@ -246,5 +246,20 @@ for (const mode of availableModes()) {
       expect(without.body.result.output).to.not.contain('Five seven five.');
       expect(without.body.result.metadata).to.not.have.property('skills');
     });
+
+    it("an organization's flow runs with its workspace's skills, not its owner's personal ones", async () => {
+      const olga = await registerUser(svc.baseUrl);
+      const personal = await newSkill(olga, { name: 'Personal', description: 'only mine', content: 'PERSONAL-CONTENT' });
+      const orgId = (await as(olga, 'POST', '/orgs', { name: `Skills ${mode}` })).body.organization.id;
+      const inOrg = { ...olga, auth: { Authorization: `Bearer ${(await as(olga, 'POST', '/orgs/switch', { orgId })).body.token}` } };
+      const shared = await newSkill(inOrg, { name: 'Shared', description: 'the team style', content: 'TEAM-CONTENT' });
+      const flowId = await client.newFlow(inOrg);
+      const node = await client.addNode(inOrg, flowId, llmNode({ llm: 'offline', model: 'any', prompt: `call load_skill {"skill":"${shared.id}"}\nWrite` }));
+      const res = await as(inOrg, 'POST', `/flows/${flowId}/nodes/${node.id}/process`, { inputs: {}, async: false });
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body.result.output).to.contain('TEAM-CONTENT');
+      expect(res.body.result.metadata.skills).to.deep.equal({ injected: [shared.id], loaded: [shared.id] });
+      expect(res.body.result.metadata.skills.injected).to.not.include(personal.id);
+    });
   });
 }
