@@ -41,6 +41,7 @@ import { allProjectors } from '../projections/index.js';
 import { memoryPorts } from './memory/ports.js';
 import { credentialLookup } from '../projections/users-auth.js';
 import { userStreamId } from '../domain/users/index.js';
+import { userLlmCredentials } from './llm/user-credentials.js';
 import { createMcpRuntime } from './mcp/runtime.js';
 import { createMcpClient } from './mcp/client.js';
 import { systemAddressResolver } from './mcp/address-resolver.js';
@@ -54,7 +55,6 @@ import { createRunExecutor, LOCAL_WORKER_ID, type RunEnginePorts } from '../cons
 import { createMetricsRegistry } from './metrics/registry.js';
 import { instrumentLlmGateway } from './metrics/llm.js';
 import { readOrgLlmCredentials } from '../projections/orgs-queries.js';
-import { readUserLlmCredentials } from '../projections/users-llm-credentials.js';
 import { runRecoveryQueries } from '../projections/runs.js';
 import { workflowQueries } from '../projections/workflows.js';
 import { createWorkflowTimers } from '../consumers/workflows-timers.js';
@@ -152,7 +152,7 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
       logger,
       credentials: {
         organization: (orgId) => readOrgLlmCredentials({ readStore, sealedBox }, orgId),
-        user: (userId) => readUserLlmCredentials({ readStore, sealedBox }, userId),
+        user: userLlmCredentials({ eventStore, readStore, sealedBox }),
       },
     }), metrics),
     outbound,

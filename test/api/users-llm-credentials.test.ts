@@ -159,6 +159,21 @@ for (const mode of availableModes()) {
       expect((await get(orgAuth)).body.credentials.map((c: { provider: string }) => c.provider)).to.deep.equal(['anthropic', 'openai']);
     });
 
+    it("goes back to the service's key as soon as the user removes their own", async () => {
+      const third = await registerUser(svc.baseUrl);
+      const viaOpenAi = (auth: { Authorization: string }) => call(svc.baseUrl, 'POST', '/llm/process', { provider: 'openai', model: 'gpt-4o-mini', prompt: 'hi' }, auth);
+      openai.apiKey = ENV_KEY;
+      expect((await viaOpenAi(third.auth)).status).to.equal(200);
+      expect((await put({ provider: 'openai', apiKey: USER_KEY }, third.auth)).status).to.equal(200);
+      openai.apiKey = USER_KEY;
+      expect((await viaOpenAi(third.auth)).status).to.equal(200);
+      expect((await put({ provider: 'openai', apiKey: null }, third.auth)).status).to.equal(200);
+      openai.apiKey = ENV_KEY;
+      const after = await viaOpenAi(third.auth);
+      expect(after.status, after.text).to.equal(200);
+      expect(openai.requests.map((r) => r.headers.authorization)).to.deep.equal([`Bearer ${ENV_KEY}`, `Bearer ${USER_KEY}`, `Bearer ${ENV_KEY}`]);
+    });
+
     it('keeps no key in clear in the event store', async () => {
       const events = JSON.stringify(await svc.services.eventStore.readAll({ maxCount: 100_000 }));
       expect(events).to.include('UserLlmCredentialSet');
