@@ -66,6 +66,7 @@ import { createObjectStore } from './object-store/index.js';
 import { DocumentKeyTable, KeyTableVault, SqliteKeyTable } from './personal-data/vault.js';
 import { createGptTokenizer } from './tokenizer/gpt-tokenizer.js';
 import { skillsReadModel } from '../projections/skills.js';
+import { withOwnerCheck } from './skills/owner-check.js';
 import { assistantReads } from '../projections/assistant.js';
 import { createAppDelivery } from './apps/builder.js';
 
@@ -175,7 +176,7 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
       createHmac('sha256', masterKey).update('personal-data blind index').digest(),
     ),
     tokenizer: createGptTokenizer(),
-    skills: skillsReadModel(readStore),
+    skills: withOwnerCheck(eventStore, skillsReadModel(readStore)),
     assistantReads: assistantReads(readStore),
     appDelivery: createAppDelivery({ timeoutMs: config.APPS_BUILD_TIMEOUT_MS, maxOutputBytes: config.APPS_BUILD_MAX_OUTPUT_BYTES, cacheEntries: config.APPS_SITE_CACHE_ENTRIES }),
   };
