@@ -42,6 +42,7 @@ import { memoryPorts } from './memory/ports.js';
 import { credentialLookup } from '../projections/users-auth.js';
 import { userStreamId } from '../domain/users/index.js';
 import { userLlmCredentials } from './llm/user-credentials.js';
+import { readUserLlmCredentials } from '../projections/users-llm-credentials.js';
 import { createMcpRuntime } from './mcp/runtime.js';
 import { createMcpClient } from './mcp/client.js';
 import { systemAddressResolver } from './mcp/address-resolver.js';
@@ -153,7 +154,8 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
       logger,
       credentials: {
         organization: (orgId) => readOrgLlmCredentials({ readStore, sealedBox }, orgId),
-        user: userLlmCredentials({ eventStore, readStore, sealedBox }),
+        // The log first only where the read store is a server away; the in-memory one answers faster than a log read.
+        user: config.MONGODB_URL ? userLlmCredentials({ eventStore, readStore, sealedBox }) : (userId) => readUserLlmCredentials({ readStore, sealedBox }, userId),
       },
     }), metrics),
     outbound,
@@ -176,7 +178,7 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
       createHmac('sha256', masterKey).update('personal-data blind index').digest(),
     ),
     tokenizer: createGptTokenizer(),
-    skills: withOwnerCheck(eventStore, skillsReadModel(readStore)),
+    skills: config.MONGODB_URL ? withOwnerCheck(eventStore, skillsReadModel(readStore)) : skillsReadModel(readStore),
     assistantReads: assistantReads(readStore),
     appDelivery: createAppDelivery({ timeoutMs: config.APPS_BUILD_TIMEOUT_MS, maxOutputBytes: config.APPS_BUILD_MAX_OUTPUT_BYTES, cacheEntries: config.APPS_SITE_CACHE_ENTRIES }),
   };

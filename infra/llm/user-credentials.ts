@@ -8,7 +8,8 @@ import type { ReadStore } from '../ports/read-store.js';
  * A user's own LLM credentials, as every llm node of a personal run asks for them. Most users keep
  * none: the user's stream (folded through the command handler's cache, so only new events are
  * read) says which providers the user set, and the read model is read only when there is one.
- * Never staler than the read model alone: a removal is seen as soon as it is in the log.
+ * Never staler than the read model alone: a removal is seen as soon as it is in the log. Wired
+ * only with a MongoDB read store (infra/container.ts): the in-memory one answers faster than a log read.
  */
 export function userLlmCredentials(deps: { eventStore: EventStore; readStore: ReadStore; sealedBox: { open(sealed: string): string } }) {
   return async (userId: string): Promise<LlmCredential[]> => {

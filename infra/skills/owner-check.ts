@@ -8,7 +8,8 @@ import type { SkillsReadModel } from '../ports/skills.js';
  * its run's skills and most scopes have none: the scope's slot stream (`skillowner-…`, folded
  * through the command handler's cache, so only new events are read) answers that from the log,
  * and the read model is read only when a slot is taken. A slot is taken before its skill is
- * created and released after it is deleted, so an empty slot list means no skill.
+ * created and released after it is deleted, so an empty slot list means no skill. Wired only with
+ * a MongoDB read store (infra/container.ts): the in-memory one answers faster than a log read.
  */
 export function withOwnerCheck(eventStore: EventStore, inner: SkillsReadModel): SkillsReadModel {
   const hasSkills = async (scope: SkillScope) => (await loadState(eventStore, skillOwnerStreamId(scope), skillOwnerDecider)).state.skillIds.length > 0;
