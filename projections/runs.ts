@@ -251,14 +251,6 @@ export function listFlowProcesses(store: ReadStore, flowId: string, options: { l
   return store.collection<ProcessDoc>(COLLECTION).page({ flowId }, { sort: { requestedAt: -1 }, limit: options.limit, cursor: options.cursor ?? null });
 }
 
-/**
- * The run a user started with this Idempotency-Key within the last 24 hours, if any. No route
- * reads it (the key is claimed in the log, commands/runs.ts), so no index serves it: a scan.
- */
-export function findIdempotentProcess(store: ReadStore, userId: string, key: string, since: string) {
-  return store.collection<ProcessDoc>(COLLECTION).findOne({ requestedBy: userId, idempotencyKey: key, requestedAt: { $gte: since } });
-}
-
 export function latestFlowProcess(store: ReadStore, flowId: string) {
   return store.collection<ProcessDoc>(COLLECTION).findOne({ flowId }, { sort: { requestedAt: -1 } });
 }
