@@ -15,19 +15,8 @@ import {
 import { DomainError } from '../../domain/shared/decider.js';
 import type { Principal } from '../../domain/shared/principal.js';
 import {
-  answerStatusSchema,
-  capabilitiesSchema,
   cancelledInFlight,
-  contentSchema,
-  labelSchema,
-  mirrorRoleSchema,
-  promptContentSchema,
   promptStatusOf,
-  seqSchema,
-  stepKindSchema,
-  terminalCwdSchema,
-  terminalHostSchema,
-  terminalNameSchema,
   terminalNoticeOf,
   terminalStatus,
   terminalStreamId,
@@ -39,9 +28,30 @@ import {
 } from '../../domain/terminals/index.js';
 import type { Services } from '../../infra/ports/services.js';
 import { currentPrompt, getPrompt, getTerminal, lastHeartbeats, listTerminals, listThread, type PromptDoc, type TerminalDoc, type ThreadDoc } from '../../projections/terminals.js';
-import { ValidationError } from '../errors.js';
 import { defineRoute, type RouteInput } from '../route.js';
+import { followLog, lastEventIdOf, openSse, sseReply, type SseEvent } from '../sse.js';
 import { pageQuery } from './pagination.js';
+import {
+  terminalParams,
+  promptParams,
+  terminalStatusSchema,
+  promptSchema,
+  terminalSchema,
+  threadEntrySchema,
+  ok,
+  terminalAnswer,
+  promptAnswer,
+  registerBody,
+  stepsBody,
+  answerBody,
+  mirrorBody,
+  thinkingBody,
+  promptBody,
+  nextQuery,
+  eventsQuery,
+  errors,
+  cliErrors,
+} from './terminals-schemas.js';
 
 /**
  * Remote control of terminals (issue 17). The CLI side (register, heartbeat, disconnect, long
@@ -51,91 +61,6 @@ import { pageQuery } from './pagination.js';
  */
 
 type AnyInput = RouteInput<any, any, any>;
-
-// ---- schemas (the OpenAPI document shows these) ----
-
-const idParam = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, _ or -');
-const terminalParams = z.strictObject({ terminalId: idParam });
-const promptParams = z.strictObject({ terminalId: idParam, promptId: idParam });
-
-export const terminalStatusSchema = z.enum(['ONLINE', 'STALE', 'OFFLINE']);
-export const promptStatusSchema = z.enum(['queued', 'delivered', 'running', 'completed', 'failed', 'cancelled']);
-
-export const promptSchema = z.object({
-  id: z.string(),
-  terminalId: z.string(),
-  content: z.string(),
-  status: promptStatusSchema,
-  /** How many times it was handed out (2+ = redelivered after its lease ran out unacknowledged). */
-  delivery: z.number().int(),
-  sentAt: z.string(),
-  deliveredAt: z.string().nullable(),
-  leaseExpiresAt: z.string().nullable(),
-  acknowledgedAt: z.string().nullable(),
-  stepCount: z.number().int(),
-  answer: z.object({ content: z.string(), status: answerStatusSchema, at: z.string() }).nullable(),
-  cancelledAt: z.string().nullable(),
-});
-
-export const terminalSchema = z.object({
-  id: z.string(),
-  name: z.string(),
-  host: z.string(),
-  cwd: z.string().nullable(),
-  capabilities: z.array(z.string()),
-  status: terminalStatusSchema,
-  /** False after DELETE until the next heartbeat reconnects it. */
-  connected: z.boolean(),
-  lastHeartbeatAt: z.string().nullable(),
-  registeredAt: z.string(),
-  disconnectedAt: z.string().nullable(),
-  leaseSeconds: z.number().int(),
-  thinking: z.object({ thinking: z.boolean(), label: z.string().nullable(), at: z.string() }).nullable(),
-  /** The oldest prompt neither answered nor cancelled (queued, delivered or running), or null. */
-  currentPrompt: promptSchema.nullable(),
-});
-
-export const threadEntrySchema = z.object({
-  seq: z.number().int(),
-  at: z.string(),
-  type: z.enum(['prompt', 'delivered', 'step', 'answer', 'cancelled', 'mirror']),
-  promptId: z.string().nullable(),
-  role: z.enum(['user', 'assistant']).nullable(),
-  kind: stepKindSchema.nullable(),
-  clientSeq: z.number().int().nullable(),
-  content: z.string().nullable(),
-  status: answerStatusSchema.nullable(),
-  delivery: z.number().int().nullable(),
-});
-
-const ok = <T extends z.ZodRawShape>(shape: T) => z.object({ success: z.literal(true), ...shape });
-const terminalAnswer = ok({ terminal: terminalSchema });
-const promptAnswer = ok({ prompt: promptSchema });
-
-const registerBody = z.strictObject({
-  name: terminalNameSchema,
-  host: terminalHostSchema,
-  cwd: terminalCwdSchema.optional(),
-  capabilities: capabilitiesSchema.optional(),
-});
-const stepsBody = z.strictObject({
-  steps: z.array(z.strictObject({ seq: seqSchema, kind: stepKindSchema, content: contentSchema })).min(1).max(TERMINAL_LIMITS.stepsPerCall),
-});
-const answerBody = z.strictObject({ content: contentSchema, status: answerStatusSchema });
-const mirrorBody = z.strictObject({
-  entries: z.array(z.strictObject({ seq: seqSchema, role: mirrorRoleSchema, content: contentSchema })).min(1).max(TERMINAL_LIMITS.entriesPerCall),
-});
-const thinkingBody = z.strictObject({ thinking: z.boolean(), label: labelSchema.optional() });
-const promptBody = z.strictObject({ content: promptContentSchema });
-const nextQuery = z.strictObject({ wait: z.coerce.number().int().min(0).max(300).default(30) });
-const eventsQuery = z.strictObject({ lastEventId: z.string().regex(/^-?\d{1,10}$/).optional() });
-
-const errors = {
-  400: { description: 'VALIDATION_FAILED (details.fields names the field)' },
-  401: { description: 'UNAUTHENTICATED' },
-  404: { description: "TERMINAL_NOT_FOUND / PROMPT_NOT_FOUND (another user's too)" },
-};
-const cliErrors = { ...errors, 403: { description: 'CLI_CREDENTIAL_REQUIRED: an API key cannot act as a terminal (use a CLI token or a JWT)' } };
 
 // ---- views ----
 
@@ -203,80 +128,48 @@ function promptFrom(state: TerminalState, terminalId: string, promptId: string) 
   return promptView(terminalId, p);
 }
 
-function lastEventIdOf(input: AnyInput): number {
-  const header = input.koa.get('last-event-id');
-  const raw = header || (input.query as { lastEventId?: string }).lastEventId;
-  if (!raw) return -1;
-  if (!/^-?\d{1,10}$/.test(raw.trim())) throw new ValidationError([{ field: header ? 'headers.last-event-id' : 'query.lastEventId', message: 'must be the id of an event received earlier (an integer)' }]);
-  return Math.max(-1, Number(raw.trim()));
+/** The stream revision the client resumes after (`Last-Event-ID` or `?lastEventId=`), -1 for the start. */
+function resumeAfter(input: AnyInput): number {
+  const raw = lastEventIdOf(input.koa, /^-?\d{1,10}$/);
+  return raw === null ? -1 : Math.max(-1, Number(raw));
 }
 
-function sseFrame(event: string, id: number | null, data: unknown) {
-  return `${id === null ? '' : `id: ${id}\n`}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-}
+/** Raw events read per page; a page of heartbeats only is skipped without waiting. */
+const PAGE = 200;
 
 /**
  * Streams `terminal-<id>` from after `after`: each thread entry as `event: entry`, the terminal's
  * own events as `event: terminal`, both with the stream revision as id; `event: ping` every
- * REMOTE_SSE_PING_SECONDS without an id. Wakes on appends (one shared subscription per process),
- * stops writing while the socket is full, and releases its waiter when the client goes.
+ * REMOTE_SSE_PING_SECONDS without an id. Wakes on appends (one shared subscription per process);
+ * api/sse.ts stops writing while the socket is full and releases the waiter when the client goes.
  */
 function eventStream(input: AnyInput, terminalId: string, after: number) {
   const { services, koa } = input;
   const streamId = terminalStreamId(terminalId);
+  // Before the headers: too many waiters still answers 503 TOO_MANY_WAITERS.
   const watch = services.streamSignals.watch(streamId);
-  // Written to the socket directly (Koa's body pipeline reports a client that leaves as an error).
-  koa.respond = false;
-  const out = koa.res;
-  out.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
-  koa.req.socket.setTimeout(0);
-  const abort = new AbortController();
-  const stop = () => abort.abort();
-  out.on('close', stop);
-  const pingMs = services.config.REMOTE_SSE_PING_SECONDS * 1000;
-  const write = async (chunk: string) => {
-    if (abort.signal.aborted || out.write(chunk)) return;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        out.off('drain', done);
-        abort.signal.removeEventListener('abort', done);
-        resolve();
-      };
-      out.once('drain', done);
-      abort.signal.addEventListener('abort', done, { once: true });
-    });
-  };
-  void (async () => {
-    let position = after;
-    let nextPing = Date.now() + pingMs;
-    await write('retry: 2000\n\n');
-    while (!abort.signal.aborted) {
-      const events = await services.eventStore.readStream(streamId, { fromRevision: position + 1, maxCount: 200 });
-      for (const recorded of events) {
-        if (abort.signal.aborted) break;
-        const event = recorded as unknown as TerminalEvent;
-        const entry = threadEntryOf(event, recorded.revision);
-        const notice = entry ? null : terminalNoticeOf(event, recorded.revision);
-        if (entry) await write(sseFrame('entry', recorded.revision, entry));
-        else if (notice) await write(sseFrame('terminal', recorded.revision, notice));
-        position = recorded.revision;
+  const sse = openSse(koa, { pingMs: services.config.REMOTE_SSE_PING_SECONDS * 1000, now: services.now });
+  void followLog(sse, {
+    after,
+    watch,
+    pollMs: services.config.REMOTE_SSE_PING_SECONDS * 1000,
+    async read(position) {
+      const frames: SseEvent[] = [];
+      let next = position;
+      for (;;) {
+        const events = await services.eventStore.readStream(streamId, { fromRevision: next + 1, maxCount: PAGE });
+        for (const recorded of events) {
+          const event = recorded as unknown as TerminalEvent;
+          const entry = threadEntryOf(event, recorded.revision);
+          const notice = entry ? null : terminalNoticeOf(event, recorded.revision);
+          if (entry) frames.push({ event: 'entry', id: recorded.revision, data: entry });
+          else if (notice) frames.push({ event: 'terminal', id: recorded.revision, data: notice });
+          next = recorded.revision;
+        }
+        if (frames.length > 0 || events.length < PAGE) return { events: frames, next, done: false };
       }
-      if (events.length === 200) continue;
-      const wait = nextPing - Date.now();
-      if (wait <= 0) {
-        await write(sseFrame('ping', null, { at: services.now().toISOString() }));
-        nextPing = Date.now() + pingMs;
-        continue;
-      }
-      await watch.next(wait, abort.signal);
-    }
-  })()
-    .catch((err) => services.logger.warn({ err, terminalId }, 'terminal event stream ended with an error'))
-    .finally(() => {
-      watch.close();
-      out.off('close', stop);
-      out.end();
-    });
+    },
+  });
 }
 
 // ---- routes ----
@@ -585,11 +478,10 @@ export const terminalRoutes = [
     query: eventsQuery,
     responses: { 200: { description: 'text/event-stream' }, ...errors, 503: { description: 'TOO_MANY_WAITERS' } },
     async handler(input) {
-      const after = lastEventIdOf(input);
+      const after = resumeAfter(input);
       await ownedState(input, input.params.terminalId);
       eventStream(input, input.params.terminalId, after);
-      // The response is already streaming (koa.respond is off): what follows is ignored by Koa.
-      return { status: 200, body: null };
+      return sseReply();
     },
   }),
 ];
