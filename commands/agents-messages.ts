@@ -2,15 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import {
   agentSessionDecider, agentSessionStreamId, messageNotFound,
-  type AgentDefinition, type AgentFinishReason, type AgentMessageState, type AgentScope, type AgentSessionEvent, type AgentSessionState, type AgentTurnEvent,
+  type AgentDefinition, type AgentFinishReason, type AgentMessageState, type AgentScope, type AgentSessionState, type AgentTurnEvent,
 } from '../domain/agents/index.js';
 import { DomainError } from '../domain/shared/decider.js';
-import type { RecordedEvent } from '../domain/shared/events.js';
 import type { EventStore } from '../infra/ports/event-store.js';
 import { LLM_PROVIDER_IDS, type LlmGateway, type LlmMessage, type LlmProviderId } from '../infra/ports/llm.js';
 import type { Logger } from '../infra/ports/logger.js';
 import { runAgentLoop, type AgentTool, type LoopEvent, type LoopOutcome } from './agents-loop.js';
 import { resolveAgentTools, type AgentToolPorts } from './agents-tools.js';
+import { turnSseEvents, type TurnSseEvent } from './agents-events.js';
+import { estimateTokens, historyWithin, userText } from './agents-history.js';
 import { loopSkills } from './skills-tools.js';
 import type { SkillsReadModel } from '../infra/ports/skills.js';
 import { loadAgentSession, visibleAgent, visibleSession } from './agents.js';
@@ -48,12 +49,6 @@ export interface AgentTurnPorts {
 /** This process, as recorded in each turn it runs. */
 export const AGENT_RUNNER_ID = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
 
-export interface TurnSseEvent {
-  event: 'message.started' | 'message.delta' | 'tool.called' | 'tool.result' | 'message.completed' | 'error';
-  id: string | null;
-  data: Record<string, unknown>;
-}
-
 interface RunningTurn {
   controller: AbortController;
   done: Promise<LoopOutcome | null>;
@@ -65,82 +60,6 @@ interface RunningTurn {
 const runningTurns = new Map<string, RunningTurn>();
 
 export const runningTurnCount = () => runningTurns.size;
-
-/** The SSE events of one session event (revision = its id). */
-export function turnSseEvents(event: { type: string; data: unknown }, revision: number, sessionId: string): TurnSseEvent[] {
-  const id = String(revision);
-  const e = event as AgentSessionEvent;
-  switch (e.type) {
-    case 'AgentMessageReceived':
-      return [{ event: 'message.started', id, data: { sessionId, messageId: e.data.messageId, content: e.data.content, context: e.data.context, at: e.data.at } }];
-    case 'AgentTextDelta':
-      return [{ event: 'message.delta', id, data: { messageId: e.data.messageId, iteration: e.data.iteration, text: e.data.text } }];
-    case 'AgentToolCalled':
-      return [{ event: 'tool.called', id, data: { messageId: e.data.messageId, iteration: e.data.iteration, toolCallId: e.data.toolCallId, name: e.data.name, input: e.data.input } }];
-    case 'AgentToolResulted': {
-      const { messageId, iteration, toolCallId, name, content, isError, skipped, durationMs } = e.data;
-      return [{ event: 'tool.result', id, data: { messageId, iteration, toolCallId, name, content, isError, skipped, durationMs } }];
-    }
-    case 'AgentMessageCompleted': {
-      const { messageId, text, finishReason, iterations, toolCalls, usage, cost, error } = e.data;
-      const completed: TurnSseEvent = { event: 'message.completed', id, data: { sessionId, messageId, text, finishReason, iterations, toolCalls, usage, cost, error } };
-      return error ? [{ event: 'error', id: null, data: { messageId, ...error } }, completed] : [completed];
-    }
-    default:
-      return [];
-  }
-}
-
-// ---- history within the context budget ----
-
-const estimateTokens = (text: string) => Math.ceil(text.length / 4);
-
-function userText(m: Pick<AgentMessageState, 'content' | 'attachments'>): string {
-  const attachments = m.attachments.map((a) => `\n\n[attachment ${a.name} (${a.mediaType})]\n${a.content}`).join('');
-  return m.content + attachments;
-}
-
-/** One earlier turn as messages the model sees: the user's text, each step with its calls and results, and the answer. */
-export function turnMessages(m: AgentMessageState): LlmMessage[] {
-  const out: LlmMessage[] = [{ role: 'user', content: userText(m) }];
-  let stepsText = '';
-  for (const step of m.steps) {
-    if (step.text) stepsText = stepsText ? `${stepsText}\n\n${step.text}` : step.text;
-    const results = step.toolCalls.map((c) => m.toolCalls.find((t) => t.toolCallId === c.id && t.iteration === step.iteration)?.result);
-    if (step.toolCalls.length > 0 && results.every((r) => r)) {
-      out.push({ role: 'assistant', content: step.text, toolCalls: step.toolCalls });
-      out.push({ role: 'user', content: '', toolResults: step.toolCalls.map((c, i) => ({ toolCallId: c.id, name: c.name, content: results[i]!.content, ...(results[i]!.isError && { isError: true }) })) });
-    } else {
-      if (step.text) out.push({ role: 'assistant', content: step.text });
-      if (step.toolCalls.length > 0) break;
-    }
-  }
-  const finalText = m.completed?.text ?? m.streamedText;
-  const tail = finalText.startsWith(stepsText) ? finalText.slice(stepsText.length).trim() : '';
-  const reason = m.completed?.finishReason ?? 'interrupted';
-  if (tail) out.push({ role: 'assistant', content: reason === 'stop' ? tail : `${tail}\n[answer ended early: ${reason}]` });
-  if (out[out.length - 1].role !== 'assistant') out.push({ role: 'assistant', content: `[no answer: ${reason}]` });
-  return out;
-}
-
-function tokensOf(messages: LlmMessage[]): number {
-  return messages.reduce((n, m) => n + estimateTokens(m.content) + (m.toolCalls ? estimateTokens(JSON.stringify(m.toolCalls)) : 0) + (m.toolResults ? estimateTokens(JSON.stringify(m.toolResults)) : 0), 0);
-}
-
-/** The earlier turns that fit the budget, newest kept first; whole turns are dropped, oldest first. */
-export function historyWithin(session: AgentSessionState, budgetTokens: number) {
-  const turns = session.messages.filter((m) => m.completed).map((m) => ({ id: m.messageId, messages: turnMessages(m) }));
-  const included: typeof turns = [];
-  let used = 0;
-  for (let i = turns.length - 1; i >= 0; i--) {
-    const cost = tokensOf(turns[i].messages);
-    if (used + cost > budgetTokens) break;
-    included.unshift(turns[i]);
-    used += cost;
-  }
-  const dropped = turns.slice(0, turns.length - included.length).map((t) => t.id);
-  return { messages: included.flatMap((t) => t.messages), includedMessageIds: included.map((t) => t.id), droppedMessageIds: dropped, estimatedTokens: used };
-}
 
 // ---- recovery of a turn whose process is gone ----
 
@@ -452,41 +371,6 @@ export async function deleteAgentSession(ports: AgentTurnPorts, context: Command
 /** A live turn of this process (to attach a resumed stream to it directly). */
 export function runningTurn(messageId: string) {
   return runningTurns.get(messageId);
-}
-
-/**
- * A page of the session's SSE events after revision `after` (exclusive), for resuming: stops at
- * the end of the turn `messageId` (done once its AgentMessageCompleted is read).
- */
-export async function sessionEventsAfter(store: EventStore, sessionId: string, messageId: string, after: number) {
-  const events = (await store.readStream(agentSessionStreamId(sessionId), { fromRevision: after + 1, maxCount: 200 })) as RecordedEvent[];
-  const out: TurnSseEvent[] = [];
-  let next = after;
-  let done = false;
-  for (const e of events) {
-    next = e.revision;
-    const data = e.data as { messageId?: string };
-    if (data.messageId !== messageId) {
-      if (e.type === 'AgentSessionDeleted') {
-        done = true;
-        break;
-      }
-      continue;
-    }
-    out.push(...turnSseEvents(e, e.revision, sessionId));
-    if (e.type === 'AgentMessageCompleted') {
-      done = true;
-      break;
-    }
-  }
-  return { events: out, next, done };
-}
-
-/** The message a resumed stream continues: the one whose events include revision `revision`. */
-export function messageAtRevision(state: AgentSessionState, revision: number): AgentMessageState | undefined {
-  let found: AgentMessageState | undefined;
-  for (const m of state.messages) if (m.fromRevision <= revision) found = m;
-  return found;
 }
 
 export type { AgentTool };

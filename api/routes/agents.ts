@@ -1,9 +1,7 @@
 import { z } from 'zod';
 import { agentScopeOf, createAgent, createAgentSession, deleteAgent, updateAgent, visibleAgent } from '../../commands/agents.js';
-import {
-  cancelAgentMessage, deleteAgentSession, messageAtRevision, readAgentSession, sendAgentMessage, sessionEventsAfter,
-  type AgentTurnPorts, type TurnSseEvent,
-} from '../../commands/agents-messages.js';
+import { messageAtRevision, sessionEventsAfter, type TurnSseEvent } from '../../commands/agents-events.js';
+import { cancelAgentMessage, deleteAgentSession, readAgentSession, sendAgentMessage, type AgentTurnPorts } from '../../commands/agents-messages.js';
 import {
   agentLimitsSchema, agentSessionStreamId, agentStreamId, messageNotFound, type AgentDefinition, type AgentMessageState, type AgentSessionState,
 } from '../../domain/agents/index.js';

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { historyWithin, turnMessages, turnSseEvents } from '../../commands/agents-messages.js';
+import { turnSseEvents } from '../../commands/agents-events.js';
+import { historyWithin, turnMessages } from '../../commands/agents-history.js';
 import { argumentProblem, effectiveLimits } from '../../commands/agents-loop.js';
 import { agentDecider, agentSessionDecider, evolveAgentSession, initialAgentSessionState, type AgentEvent, type AgentSessionEvent } from '../../domain/agents/index.js';
 import { fold } from '../../domain/shared/decider.js';
