@@ -112,13 +112,18 @@ export async function skillsForFlow(store: ReadStore, scope: SkillScope, flowId:
 
 const contentOf = (d: SkillDoc): SkillContent => ({ id: d._id, name: d.name, description: d.description, content: d.content });
 
+/** Whose skills a flow uses: its owner's, or its organization's workspace's; null for an unknown flow. */
+async function flowScope(store: ReadStore, flowId: string): Promise<SkillScope | null> {
+  const flow = await getFlow(store, flowId, null);
+  return flow && { userId: flow.ownerId, orgId: flow.orgId, workspaceId: flow.workspaceId };
+}
+
 /** The port the run worker, agents and the assistant read skills through. */
 export function skillsReadModel(store: ReadStore): SkillsReadModel {
   return {
     async activeForFlow(flowId, runScope) {
-      const flow = runScope ? null : await getFlow(store, flowId, null);
-      if (!runScope && !flow) return [];
-      const scope = runScope ?? { userId: flow!.ownerId, orgId: flow!.orgId, workspaceId: flow!.workspaceId };
+      const scope = runScope ?? (await flowScope(store, flowId));
+      if (!scope) return [];
       return (await skillsForFlow(store, scope, flowId)).filter((s) => s.active).map((s) => contentOf(s.skill));
     },
     async activeInScope(scope, only) {

@@ -101,8 +101,9 @@ export function userIdOf(context: NodeKindContext): string | null {
 
 /** The run's owner, organization and workspace when the worker passes them: the skills' scope without reading the flow. */
 function runScopeOf(context: NodeKindContext): SkillScope | undefined {
-  const { userId, orgId, workspaceId } = context as NodeKindContext & { userId?: unknown; orgId?: unknown; workspaceId?: unknown };
-  if (typeof userId !== 'string' || userId === '') return undefined;
+  const userId = userIdOf(context);
+  const { orgId, workspaceId } = context as NodeKindContext & { orgId?: unknown; workspaceId?: unknown };
+  if (userId === null) return undefined;
   if (orgId === null) return { userId, orgId: null, workspaceId: null };
   if (typeof orgId === 'string' && (typeof workspaceId === 'string' || workspaceId === null)) return { userId, orgId, workspaceId };
   return undefined;
