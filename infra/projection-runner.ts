@@ -129,14 +129,20 @@ export class ProjectionRunner implements Projections {
         wake.reader = null;
         // Event by event, the read model already shows each event: read-your-writes (waitFor) need
         // not wait for the batch's checkpoint.
+        // Counted with the position, event by event: a rebuild that sees the position reach its
+        // target before the batch's checkpoint is written must count those events too.
+        let counted = 0;
         await projectAll(loop.projector, batch, this.store, (event) => {
           loop.position = event.position;
+          loop.projected += 1;
+          counted += 1;
           this.progress.emit('progress');
         });
         const last = batch[batch.length - 1].position;
         await this.store.checkpoints.set(checkpointKey(loop.projector.name), last);
         loop.position = last;
-        loop.projected += batch.length;
+        // A batch projector tells nothing per event: its batch counts here, with its position.
+        loop.projected += batch.length - counted;
         this.progress.emit('progress');
       }
     } catch (err) {

@@ -146,7 +146,12 @@ for (const mode of availableModes()) {
       const queued = await client.as(member, 'POST', `/flows/${flowId}/run`, { inputs: {}, async: true });
       expect(queued.status, queued.text).to.equal(202);
       await waitUntil('async run completed', async () => (await client.as(member, 'GET', `/processes/${queued.body.processId}`)).body.process?.status === 'completed');
-      const res = await get(operator, '/system/task-queues');
+      // The queues read the runs' read model, which may trail the run's own stream (what GET /processes folds).
+      const res = await waitUntil('run claimed in the read model', async () => {
+        const answer = await get(operator, '/system/task-queues');
+        const queue = answer.body.queues?.find((q: { name: string }) => q.name === 'runs');
+        return answer.status !== 200 || queue?.dispatchedLastMinute === 1 ? answer : null;
+      });
       expect(res.status, res.text).to.equal(200);
       expect(res.body.windowSeconds).to.equal(60);
       expect(res.body.queues.map((q: { name: string }) => q.name)).to.deep.equal(['runs', 'workflows', 'timers', 'webhooks', 'mcp']);

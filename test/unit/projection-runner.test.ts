@@ -81,6 +81,23 @@ describe('projection runner', () => {
     expect(rebuilt).to.have.length(20);
   });
 
+  it('a rebuild counts every event even when the checkpoint is written after the position moved', async () => {
+    const id = randomUUID();
+    await createProbe(events, context(), id, 'slow checkpoint');
+    for (let k = 0; k < 4; k++) await incrementProbe(events, context(), id, 1);
+    runner = new ProjectionRunner(events, store, [probesProjector], logger);
+    await runner.start();
+    await runner.waitFor(await events.headPosition(), `probe-${id}`, 2000);
+    // A checkpoint store slower than the rebuild's look at the position (as on a loaded server).
+    const set = store.checkpoints.set.bind(store.checkpoints);
+    store.checkpoints.set = async (name, position) => {
+      await new Promise((r) => setTimeout(r, 200));
+      return set(name, position);
+    };
+    const result = await runner.rebuild('probes');
+    expect(result.events).to.equal(5);
+  });
+
   it('projects what arrived meanwhile as one batch, and writes one checkpoint per batch', async () => {
     const ids = Array.from({ length: 10 }, () => randomUUID());
     for (const id of ids) {
