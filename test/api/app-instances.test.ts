@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { call } from '../support/http.js';
 import { TestClock } from '../support/clock.js';
 import { registerUser, type RegisteredUser } from '../support/identity.js';
-import { availableModes, startTestService, type TestService } from '../support/test-service.js';
+import { availableModes, startTestService, waitUntil, type TestService } from '../support/test-service.js';
 import { addMember, bearer, createOrg, expectError } from './orgs-support.js';
 import { flowClient, transformNode } from './flows-support.js';
 import { FakeLlmServer } from '../support/fake-llm/index.js';
@@ -190,8 +190,12 @@ for (const mode of availableModes()) {
       expect(linked.body.items[0]).to.deep.include({ flowId, found: true, lastRun: null });
       const run = await api('POST', `/flows/${flowId}/run`, owner.auth, { inputs: { x: 1 } });
       expect(run.status, run.text).to.equal(200);
-      const after = await api('GET', `/app-instances/${inst.id}/flows`, owner.auth);
-      expect(after.body.items[0].lastRun).to.deep.include({ status: 'completed' });
+      // The last run comes from the runs' read model, which may trail the run's answer.
+      const after = await waitUntil('the run in the read model', async () => {
+        const listed = await api('GET', `/app-instances/${inst.id}/flows`, owner.auth);
+        return listed.body.items?.[0]?.lastRun?.status === 'completed' ? listed : null;
+      });
+      expect(after.body.items[0].lastRun).to.deep.include({ processId: run.body.processId, status: 'completed' });
 
       const msg = await api('POST', `/app-instances/${inst.id}/messages`, owner.auth, { role: 'user', content: 'Please triage the new cards' });
       expect(msg.status, msg.text).to.equal(201);
