@@ -206,6 +206,9 @@ transaction.state.log.min.isr=1
 group.initial.rebalance.delay.ms=0
 auto.create.topics.enable=true
 num.partitions=3
+# Each partition preallocates its offset and time indexes (10 MiB each by default); tests create
+# thousands of partitions, so a long-lived data dir grew to tens of GB. 1 MiB is plenty here.
+log.index.size.max.bytes=1048576
 EOF
     cat >"$KAFKA/log4j.properties" <<EOF
 log4j.rootLogger=INFO, file

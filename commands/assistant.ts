@@ -118,7 +118,7 @@ export async function sendMessage(
   context: CommandContext,
   scope: ConversationScope,
   conversationId: string,
-  input: { messageId: string; replyId: string; content: string; stream: boolean; onEvent?(event: LoopEvent): void | Promise<void> },
+  input: { messageId: string; replyId: string; content: string; stream: boolean; onEvent?(event: LoopEvent): void | Promise<void>; onFlowChanged?(flowId: string, position: number | null): void },
 ): Promise<SendResult> {
   const { ASSISTANT_PROVIDER: provider, ASSISTANT_MODEL: model } = ports.settings;
   const sent = await command(ports.eventStore, context, conversationId, { type: 'SendMessage', scope, messageId: input.messageId, replyId: input.replyId, content: input.content, provider, model });
@@ -134,7 +134,7 @@ async function generate(
   scope: ConversationScope,
   conversationId: string,
   state: ConversationState,
-  input: { replyId: string; content: string; stream: boolean; onEvent?(event: LoopEvent): void | Promise<void> },
+  input: { replyId: string; content: string; stream: boolean; onEvent?(event: LoopEvent): void | Promise<void>; onFlowChanged?(flowId: string, position: number | null): void },
   controller: AbortController,
 ): Promise<ReplyRecorded> {
   const { replyId } = input;
@@ -143,7 +143,7 @@ async function generate(
   const stopWatching = watchForCancel(ports, conversationId, replyId, controller);
   try {
     const skills = await loopSkills(ports.skills, scope);
-    const tools: AgentTool[] = [...assistantTools({ eventStore: ports.eventStore, reads: ports.reads, sealer: ports.sealer, now: ports.now }, { scope, command: context, replyId }), ...skills.tools];
+    const tools: AgentTool[] = [...assistantTools({ eventStore: ports.eventStore, reads: ports.reads, sealer: ports.sealer, now: ports.now }, { scope, command: context, replyId, onFlowChanged: input.onFlowChanged }), ...skills.tools];
     // The history before this turn: the state holds the new user message and the running reply last.
     const before = { ...state, messages: state.messages.slice(0, -2) };
     const { messages: history, dropped } = historyMessages(before, settings.ASSISTANT_HISTORY_MESSAGES);

@@ -20,6 +20,7 @@ import {
   type ConversationScope,
   type ConversationState,
 } from '../../domain/assistant/index.js';
+import { flowStreamId } from '../../domain/flows/index.js';
 import type { Services } from '../../infra/ports/services.js';
 import { conversationMessages, getConversation, listConversations, type ConversationDoc, type MessageDoc } from '../../projections/assistant.js';
 import { openSse, sseReply, type SseWriter } from '../sse.js';
@@ -230,12 +231,19 @@ export const assistantRoutes = [
           chain = chain.then(() => out.send(frame));
         }
       };
+      // Flows the tools changed: the answer waits for their read model too, as the editor's own writes do.
+      const flowsChanged = new Map<string, number>();
+      const settleFlows = async () => {
+        for (const [flowId, position] of flowsChanged) await input.settle(position, flowStreamId(flowId));
+      };
       const sent = await sendMessage(assistantPorts(services), input.command, scopeOf(input), params.conversationId, {
         messageId, replyId, content: body.content, stream: body.stream,
         onEvent: body.stream ? (event) => { const frame = sseOf(replyId, event); if (frame) forward(frame); } : undefined,
+        onFlowChanged: (flowId, position) => { if (position !== null) flowsChanged.set(flowId, position); },
       });
       if (!body.stream) {
         const done = await sent.done;
+        await settleFlows();
         await input.settle(done.position, streamId);
         return { status: 200, body: { success: true, message: messageOf(done.state, messageId), reply: messageOf(done.state, replyId) } };
       }
@@ -246,6 +254,7 @@ export const assistantRoutes = [
       for (const frame of pending.splice(0)) chain = chain.then(() => out.send(frame));
       void (async () => {
         const done = await sent.done;
+        await settleFlows();
         await chain;
         const reply = messageOf(done.state, replyId);
         if (reply?.error) await out.send({ event: 'error', data: reply.error });

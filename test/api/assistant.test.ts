@@ -146,6 +146,8 @@ for (const mode of availableModes()) {
       const processId = run.body.processId;
       expect(run.body.status, run.text).to.equal('failed');
       expect(processId, run.text).to.be.a('string');
+      // explain_run reads the runs' read model, which the run's answer does not wait for.
+      await waitUntil('the failed run in the read model', async () => (await as(alice, 'GET', `/flows/${flowId}/status`)).body.status === 'failed');
       const id = await newConversation(alice);
       const res = await send(alice, id, `call explain_run {"processId":"${processId}"}\ncall list_flows {}`);
       expect(res.status, res.text).to.equal(200);

@@ -49,9 +49,12 @@ for (const mode of availableModes()) {
       const toolNode = proc.body.process.nodes.find((n: { nodeId: string }) => n.nodeId === tool.id);
       expect(toolNode.metadata, JSON.stringify(toolNode)).to.include({ serverId, toolName: 'get-sum', isError: false, truncated: false });
       expect(toolNode.metadata.durationMs).to.be.a('number');
-      // The call is in the server's history, attributed to the run.
-      const history = await as(owner, 'GET', `/mcp/servers/${serverId}/history?limit=5`);
-      const entry = history.body.items.find((h: { processId: string | null }) => h.processId === res.body.processId);
+      // The call is in the server's history (a read model the run does not wait for), attributed to the run.
+      const entry = await waitUntil('the call in the server history', async () => {
+        const history = await as(owner, 'GET', `/mcp/servers/${serverId}/history?limit=5`);
+        const found = history.body.items?.find((h: { processId: string | null }) => h.processId === res.body.processId);
+        return found?.status === 'completed' ? found : null;
+      });
       expect(entry).to.include({ source: 'flow', toolName: 'get-sum', nodeId: tool.id, status: 'completed' });
       expect(entry.arguments).to.deep.equal({ a: 19, b: 23 });
     });

@@ -68,6 +68,8 @@ for (const mode of availableModes()) {
     it('a queued run nobody claimed is claimed by one sweeping worker after RUN_CLAIM_TIMEOUT_MS and runs to the end', async () => {
       const flowId = await transformFlow();
       const processId = await asyncRun(flowId, 'late');
+      // The sweep finds its candidates in the runs' read model, which the 202 does not wait for.
+      await waitUntil('the run in the read model', async () => (await getProcess(svc.services.readStore, processId, null))?.status === 'queued');
       // Workers that start after the request: nothing in their memory knows the run; the sweep finds it from state.
       const [a, b] = [await startWorker('sweeper-a'), await startWorker('sweeper-b')];
       expect((await a.sweep()).claimed, 'not due yet').to.deep.equal([]);
@@ -106,7 +108,7 @@ for (const mode of availableModes()) {
       expect([...ra.claimed, ...rb.claimed]).to.deep.equal([]);
 
       for (const id of [queuedId, orphanId]) {
-        const p = await waitUntil('timed_out in the read model', async () => {
+        const p = await waitUntil('timed_out in the run\'s stream', async () => {
           const doc = await processOf(id);
           return doc?.status === 'timed_out' ? doc : null;
         });
@@ -119,8 +121,12 @@ for (const mode of availableModes()) {
       // Swept again later: nothing more happens.
       clock.advance(1_000);
       expect(await a.sweep()).to.deep.equal({ claimed: [], timedOut: [] });
-      const running = await client.as(owner, 'GET', '/processes/running');
-      expect(running.body.items.map((p: { processId: string }) => p.processId)).to.not.include.members([queuedId, orphanId]);
+      // The running list reads the read model, which the sweep's appends do not wait for.
+      await waitUntil('neither run listed as running', async () => {
+        const running = await client.as(owner, 'GET', '/processes/running');
+        const ids = running.body.items.map((p: { processId: string }) => p.processId);
+        return !ids.includes(queuedId) && !ids.includes(orphanId);
+      });
     });
   });
 

@@ -142,7 +142,9 @@ for (const mode of availableModes()) {
       expect(beat.status, beat.text).to.equal(200);
       expect(beat.body).to.deep.include({ leaseSeconds: LEASE, cancelledPromptIds: [] });
       expect(beat.body.terminal.status).to.equal('ONLINE');
-      expect(beat.body.terminal.lastHeartbeatAt).to.equal(clock.now().toISOString().slice(0, 19) + beat.body.terminal.lastHeartbeatAt.slice(19));
+      // The test clock runs with the wall clock: the beat was taken within the last few seconds (not at an advanced-past time).
+      const beatAgeMs = clock.now().getTime() - Date.parse(beat.body.terminal.lastHeartbeatAt);
+      expect(beatAgeMs).to.be.within(0, 5_000);
 
       const gone = await call(svc.baseUrl, 'DELETE', `/remote/terminals/${t.id}`, undefined, cli);
       expect(gone.status, gone.text).to.equal(200);
