@@ -17,7 +17,12 @@ for (const mode of availableModes()) {
     it('lists each projection with its checkpoint and lag, for operators only', async () => {
       const operator = await registerUser(svc.baseUrl, { email: operatorEmail });
       await call(svc.baseUrl, 'POST', '/probes', { name: `admin ${mode} ${Date.now()}` });
-      const res = await call(svc.baseUrl, 'GET', '/admin/projections', undefined, operator.auth);
+      // The worker acknowledges the new probe (one more event): the lag is 0 once that is projected too.
+      const res = await waitUntil('the probes projection caught up', async () => {
+        const answer = await call(svc.baseUrl, 'GET', '/admin/projections', undefined, operator.auth);
+        const listed = answer.body.projections?.find((p: { name: string }) => p.name === 'probes');
+        return answer.status !== 200 || listed?.lag === 0 ? answer : null;
+      });
       expect(res.status, res.text).to.equal(200);
       const probes = res.body.projections.find((p: { name: string }) => p.name === 'probes');
       expect(probes).to.include({ state: 'running', lag: 0 });
