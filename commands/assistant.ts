@@ -108,6 +108,15 @@ export interface SendResult {
   done: Promise<ReplyRecorded>;
 }
 
+/** What a reply is generated from, and who hears of it as it goes (the loop's events, the flows its tools changed). */
+interface ReplyInput {
+  replyId: string;
+  content: string;
+  stream: boolean;
+  onEvent?(event: LoopEvent): void | Promise<void>;
+  onFlowChanged?(flowId: string, position: number | null): void;
+}
+
 /**
  * Records the user's message (409 CONVERSATION_BUSY while a reply runs) and starts the reply in
  * this process. `onEvent` gets the loop's events (deltas, tool calls and results) as they happen;
@@ -118,7 +127,7 @@ export async function sendMessage(
   context: CommandContext,
   scope: ConversationScope,
   conversationId: string,
-  input: { messageId: string; replyId: string; content: string; stream: boolean; onEvent?(event: LoopEvent): void | Promise<void>; onFlowChanged?(flowId: string, position: number | null): void },
+  input: ReplyInput & { messageId: string },
 ): Promise<SendResult> {
   const { ASSISTANT_PROVIDER: provider, ASSISTANT_MODEL: model } = ports.settings;
   const sent = await command(ports.eventStore, context, conversationId, { type: 'SendMessage', scope, messageId: input.messageId, replyId: input.replyId, content: input.content, provider, model });
@@ -134,7 +143,7 @@ async function generate(
   scope: ConversationScope,
   conversationId: string,
   state: ConversationState,
-  input: { replyId: string; content: string; stream: boolean; onEvent?(event: LoopEvent): void | Promise<void>; onFlowChanged?(flowId: string, position: number | null): void },
+  input: ReplyInput,
   controller: AbortController,
 ): Promise<ReplyRecorded> {
   const { replyId } = input;
