@@ -1,14 +1,12 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { EmbeddedBus } from './bus/embedded.js';
-import { KafkaBus } from './bus/kafka.js';
 import { SqliteCheckpointStore } from './checkpoints/sqlite.js';
 import { SqliteLeaseStore } from './checkpoints/sqlite-lease.js';
 import { DocumentLeaseStore } from './bus/relay-lease.js';
 import { CountingDeadLetters, eventStoreDeadLetters } from './bus/dead-letters.js';
 import type { LeaseStore } from './ports/lease.js';
 import type { Config, Role } from './config.js';
-import { EventStoreDbEventStore } from './event-store/eventstoredb.js';
 import { SqliteEventStore } from './event-store/sqlite.js';
 import { UpcastingEventStore } from './event-store/upcasting.js';
 import { allUpcastersWith } from '../domain/upcasters.js';
@@ -24,7 +22,6 @@ import type { Logger } from './ports/logger.js';
 import type { CheckpointStore, ReadStore } from './ports/read-store.js';
 import { ProjectionRunner } from './projection-runner.js';
 import { MemoryReadStore } from './read-store/memory.js';
-import { MongoReadStore } from './read-store/mongo.js';
 import type { Services } from './ports/services.js';
 import { Authenticator } from './auth/authenticator.js';
 import { CachedCredentialLookup } from './auth/cached-credentials.js';
@@ -33,10 +30,8 @@ import { SealedBox } from './auth/sealed-box.js';
 import { TokenService } from './auth/tokens.js';
 import { socialProviders } from './auth/social/index.js';
 import { OutboxMailer } from './mailer/outbox.js';
-import { SmtpMailer } from './mailer/smtp.js';
 import type { Mailer } from './ports/mailer.js';
 import { RateLimiter } from './rate-limiter.js';
-import { RedisRateLimiter } from './rate-limiter-redis.js';
 import { allProjectors } from '../projections/index.js';
 import { memoryPorts } from './memory/ports.js';
 import { credentialLookup } from '../projections/users-auth.js';
@@ -73,12 +68,14 @@ import { createAppDelivery } from './apps/builder.js';
 
 /**
  * The composition root: each port gets its distributed adapter when its variable is set and the
- * embedded one otherwise. Business code never sees which.
+ * embedded one otherwise. Business code never sees which. Distributed adapters are imported only
+ * when configured: their clients (EventStoreDB's gRPC, MongoDB, kafkajs, Redis, S3, SMTP) cost about
+ * a second of start-up that the embedded default never uses.
  */
 export async function buildServices(config: Config, role: Role, logger: Logger, options: { clock?: Clock } = {}): Promise<Services> {
   const clock = options.clock ?? systemClock;
   const rawEventStore = config.EVENTSTORE_URL
-    ? new EventStoreDbEventStore(config.EVENTSTORE_URL, { retention: allRetentionPolicies })
+    ? new (await import('./event-store/eventstoredb.js')).EventStoreDbEventStore(config.EVENTSTORE_URL, { retention: allRetentionPolicies })
     : new SqliteEventStore(join(config.DATA_DIR, 'events.db'), { retention: allRetentionPolicies, now: () => clock.now(), sweepIntervalMs: RETENTION_SWEEP_MS });
   // Before the store: reading flow events written with node secrets in clear seals them (domain/flows/upcasters.ts).
   const masterKey = loadOrCreateKey(config.ENCRYPTION_KEY, config.DATA_DIR, 'encryption.key');
@@ -86,7 +83,7 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
   const eventStore: EventStore = new UpcastingEventStore(rawEventStore, allUpcastersWith({ sealBox: (plaintext) => sealedBox.seal(plaintext) }));
 
   const readStore: ReadStore = config.MONGODB_URL
-    ? await MongoReadStore.connect(config.MONGODB_URL, config.MONGODB_DB)
+    ? await (await import('./read-store/mongo.js')).MongoReadStore.connect(config.MONGODB_URL, config.MONGODB_DB)
     : new MemoryReadStore();
 
   // Consumers and the relay must not forget their positions on restart, whatever the read store.
@@ -101,7 +98,7 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
   const deadLetters = new CountingDeadLetters(eventStoreDeadLetters(eventStore, () => clock.now()));
 
   const bus: Bus = config.KAFKA_BROKERS
-    ? new KafkaBus({
+    ? new (await import('./bus/kafka.js')).KafkaBus({
         brokers: config.KAFKA_BROKERS,
         clientId: config.KAFKA_CLIENT_ID,
         topicPrefix: config.KAFKA_TOPIC_PREFIX,
@@ -128,7 +125,7 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
     },
   });
   const tokens = new TokenService(loadOrCreateKey(config.JWT_SECRET, config.DATA_DIR, 'jwt.key'), config.JWT_TTL_SECONDS, clock);
-  const mailer: Mailer = config.SMTP_URL ? new SmtpMailer(config.SMTP_URL, config.MAIL_FROM, logger) : new OutboxMailer(config.DATA_DIR, logger, now);
+  const mailer: Mailer = config.SMTP_URL ? new (await import('./mailer/smtp.js')).SmtpMailer(config.SMTP_URL, config.MAIL_FROM, logger) : new OutboxMailer(config.DATA_DIR, logger, now);
   // One keep-alive pool per service for webhook nodes and messaging webhooks (pinned per checked address).
   const outbound = createOutboundHttp({ keepAlive: config.OUTBOUND_KEEP_ALIVE });
 
@@ -139,7 +136,7 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
 
   const services: Services = {
     config, role, logger, eventStore, readStore, checkpoints, bus, projections,
-    tokens, auth: new Authenticator(tokens, credentials, clock, { unverifiedAccountTtlHours: config.UNVERIFIED_ACCOUNT_TTL_HOURS }), sealedBox, mailer, rateLimiter: config.RATE_LIMIT_REDIS_URL ? await RedisRateLimiter.connect(config.RATE_LIMIT_REDIS_URL, config.RATE_LIMIT_REDIS_PREFIX, logger) : new RateLimiter(clock), social: socialProviders(config),
+    tokens, auth: new Authenticator(tokens, credentials, clock, { unverifiedAccountTtlHours: config.UNVERIFIED_ACCOUNT_TTL_HOURS }), sealedBox, mailer, rateLimiter: config.RATE_LIMIT_REDIS_URL ? await (await import('./rate-limiter-redis.js')).RedisRateLimiter.connect(config.RATE_LIMIT_REDIS_URL, config.RATE_LIMIT_REDIS_PREFIX, logger) : new RateLimiter(clock), social: socialProviders(config),
     now, newId: () => randomUUID(),
     storedEvents: rawEventStore instanceof SqliteEventStore ? sqliteStoredEvents(rawEventStore) : appendOnlyStoredEvents(rawEventStore),
     mcp: createMcpRuntime(createMcpClient(config)),
@@ -170,7 +167,7 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
     metrics,
     pdf: createPdfReader({ timeoutMs: config.PDF_READ_TIMEOUT_MS }),
     html: createHtmlReader(),
-    objects: createObjectStore(config, () => services.now()),
+    objects: await createObjectStore(config, () => services.now()),
     // Careers' personal-data keys: outside the log and outside any projection (a rebuild keeps them).
     personalData: new KeyTableVault(
       stateDb ? new SqliteKeyTable(stateDb) : new DocumentKeyTable(readStore.collection('_personal_keys')),

@@ -10,7 +10,6 @@ import { deadLetterRetrier } from '../consumers/operations-dead-letters.js';
 import { ConfigError, loadConfig, parseRole } from './config.js';
 import { buildServices, closeServices } from './container.js';
 import { createLogger } from './logger.js';
-import { KafkaBus } from './bus/kafka.js';
 import type { RunningConsumer } from './ports/bus.js';
 
 /** Starts the roles asked for; `all` (the default) is the whole service in one process. */
@@ -31,7 +30,7 @@ async function main() {
   const consumers: RunningConsumer[] = [];
   let recovery: RunRecovery | undefined;
   if (runsWorkers) {
-    if (services.bus instanceof KafkaBus) services.bus.startRelay();
+    services.bus.startRelay?.();
     const workerId = `${role}:${process.pid}`;
     const handlers = allConsumers(services, workerId);
     // The retrier re-delivers dead letters to these same handlers (POST /admin/dead-letters/{id}/retry).

@@ -6,6 +6,15 @@ import { StatusError } from '../errors.js';
 /** Where `ctx.request.body` of a parsed body keeps the exact text received (signed webhooks verify it). */
 export const UNPARSED_BODY = Symbol.for('unparsedBody');
 
+declare module 'koa' {
+  interface Request {
+    /** The parsed JSON, form or text body of a POST, PUT or PATCH; undefined when none was read (see bodyParser). */
+    body?: unknown;
+    /** The body's exact text, as received after decompression: signed inbound webhooks verify it. */
+    rawBody?: string;
+  }
+}
+
 const PARSED_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
@@ -36,8 +45,8 @@ export function bodyParser(options: { limit: number; limitOf?(ctx: Context): num
     } else if (kind === 'form') parsed = Object.fromEntries(new URLSearchParams(text));
     else parsed = text;
     if (parsed !== null && typeof parsed === 'object') Object.defineProperty(parsed, UNPARSED_BODY, { value: text, enumerable: false });
-    (ctx.request as { body?: unknown }).body = parsed;
-    (ctx.request as { rawBody?: string }).rawBody = text;
+    ctx.request.body = parsed;
+    ctx.request.rawBody = text;
     return next();
   };
 }

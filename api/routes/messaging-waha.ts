@@ -6,10 +6,10 @@ import { defineRoute } from '../route.js';
 import { parsePart } from '../validation.js';
 import { tag } from './messaging-support.js';
 
-/** The exact bytes WAHA signed: koa-body keeps them (`request.rawBody`) when `includeUnparsed` is on; else the compact JSON WAHA sends, re-serialised. */
+/** The exact bytes WAHA signed, as the body parser kept them (`request.rawBody`); else the compact JSON WAHA sends, re-serialised. */
 function rawBodyOf(input: RouteInput<unknown, unknown, unknown>): string {
   const body = input.koa.request.body as Record<PropertyKey, unknown> | undefined;
-  const unparsed = (input.koa.request as { rawBody?: unknown }).rawBody ?? body?.[Symbol.for('unparsedBody')];
+  const unparsed = input.koa.request.rawBody ?? body?.[Symbol.for('unparsedBody')];
   // Not the zod output: it reorders keys (schema keys first).
   return typeof unparsed === 'string' ? unparsed : JSON.stringify(body);
 }

@@ -1,6 +1,5 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { createClient } from 'redis';
 import { DomainError } from '../../domain/shared/decider.js';
 import { classifyAddress, isRefusedAddress } from '../http/address-policy.js';
 import { maskCredentials } from '../mcp/client-errors.js';
@@ -79,6 +78,8 @@ function infoField(info: string, name: string): string | null {
 export async function checkRedisConnection(rawUrl: string, options: KvCheckOptions): Promise<KvCheckResult> {
   const target = parseRedisUrl(rawUrl);
   const address = await checkedAddress(target, options.allowPrivateNetwork);
+  // Imported on first use: the Redis client costs start-up time that a service never checking a store would pay.
+  const { createClient } = await import('redis');
   const client = createClient({
     socket: {
       host: address,

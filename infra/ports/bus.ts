@@ -22,6 +22,8 @@ export interface Bus {
   readonly adapter: string;
   start(consumer: Consumer): Promise<RunningConsumer>;
   health(): Promise<{ ok: boolean; detail?: string }>;
+  /** Starts publishing the log to the bus, where the bus needs a relay (Kafka); the embedded bus reads the log itself. */
+  startRelay?(): void;
   /** Stops every consumer (and the relay, for Kafka). */
   close(): Promise<void>;
 }

@@ -8,9 +8,8 @@
  * Figures only; the ratio to bare Koa is shown without a target.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import Koa from 'koa';
-import { koaBody } from 'koa-body';
+import type { Server } from 'node:http';
+import { BARE_KOA_LABEL, closeServer, startBareKoa } from './bare-koa.js';
 import { decideFlow, evolveFlow, flowStreamId, foldFlow, initialFlowState, type FlowCommand, type FlowState } from '../../domain/flows/index.js';
 import type { EventStore } from '../../infra/ports/event-store.js';
 import { call } from '../support/http.js';
@@ -48,7 +47,7 @@ export async function benchFlows(report: Report, o: FlowBenchOptions = defaults)
   try {
     service = await startTestService('embedded', { LOG_LEVEL: 'silent', RATE_LIMIT_AUTH_PER_MINUTE: '1000' });
     const auth = await registerBenchUser(service.baseUrl);
-    bare = await startBareKoa();
+    bare = await startBareKoa({ status: 201 });
     await benchAddNode(report, service, auth, bare, o);
     await settle();
     await benchBigFlowGet(report, service, auth, o);
@@ -79,7 +78,7 @@ async function benchAddNode(report: Report, service: TestService, auth: Record<s
   report.info(BENCH, `load: ${o.concurrency} keep-alive connections, ${o.warmupMs / 1000} s warm-up + ${o.durationMs / 1000} s measured each; the load generator shares the CPU cores`);
 
   const bareResult = await runLoad(load((bare.address() as { port: number }).port, ['/bare']));
-  record(report, 'bare Koa (koa-body, POST → small JSON)', bareResult);
+  record(report, BARE_KOA_LABEL, bareResult);
   await settle();
   const appResult = await runLoad(load(Number(base.port), flowIds.map((id) => `${base.pathname}/flows/${id}/nodes`), auth));
   record(report, 'POST /api/flows/{id}/nodes (full app)', appResult);
@@ -219,23 +218,3 @@ async function createFlow(baseUrl: string, auth: Record<string, string>, name: s
   return res.data!.flow.id;
 }
 
-/** The same stack minus the service: Koa, koa-body, a JSON answer. */
-async function startBareKoa(): Promise<Server> {
-  const app = new Koa();
-  app.use(koaBody());
-  app.use((ctx) => {
-    if (ctx.method !== 'POST') return;
-    ctx.status = 201;
-    ctx.body = { success: true, received: ctx.request.body };
-  });
-  const server = createServer(app.callback());
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return server;
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
-}

@@ -3,11 +3,10 @@
  * generator in the same run: `POST /api/probes/{id}/increment {by:1}` on a pool of probes (the
  * whole app from startTestService('embedded'): Koa, validation, command handler, SQLite append,
  * read-your-writes wait for the projection, read-model fetch) versus a `new Koa()` app with
- * koa-body answering a small JSON.
+ * the same body parser answering a small JSON (bare-koa.ts).
  */
-import { createServer, type Server } from 'node:http';
-import Koa from 'koa';
-import { koaBody } from 'koa-body';
+import type { Server } from 'node:http';
+import { BARE_KOA_LABEL, closeServer, startBareKoa } from './bare-koa.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { runLoad, type LoadOptions, type LoadResult } from './load.js';
 import { fmt, latency, settle, type Report } from './support.js';
@@ -51,7 +50,7 @@ export async function benchHttp(report: Report, o: HttpOptions = defaults): Prom
     );
 
     const bareResult = await runLoad(load((bare.address() as { port: number }).port, ['/bare']));
-    record(report, 'bare Koa (koa-body, POST → small JSON)', bareResult);
+    record(report, BARE_KOA_LABEL, bareResult);
     await settle();
     const paths = ids.map((id) => `${base.pathname}/probes/${id}/increment`);
     const appResult = await runLoad(load(Number(base.port), paths));
@@ -85,26 +84,6 @@ async function createProbes(baseUrl: string, n: number): Promise<string[]> {
     ids.push(body.probe.id);
   }
   return ids;
-}
-
-/** The same stack minus the service: Koa, koa-body, a JSON answer. */
-async function startBareKoa(): Promise<Server> {
-  const app = new Koa();
-  app.use(koaBody());
-  app.use((ctx) => {
-    if (ctx.method !== 'POST') return;
-    ctx.body = { success: true, received: ctx.request.body };
-  });
-  const server = createServer(app.callback());
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return server;
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
 }
 
 /** Measured numbers only count if the commands really happened: the read model must add up. */

@@ -10,9 +10,8 @@
  *  c) async runs through Kafka: test/bench/runs-async.ts (`npm run bench -- runs-async`).
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import Koa from 'koa';
-import { koaBody } from 'koa-body';
+import type { Server } from 'node:http';
+import { BARE_KOA_LABEL, closeServer, startBareKoa } from './bare-koa.js';
 import type { CommandContext } from '../../commands/handle.js';
 import { requestRun } from '../../commands/runs.js';
 import type { ProcessDoc } from '../../projections/runs.js';
@@ -78,7 +77,7 @@ export async function benchRuns(report: Report, o: RunBenchOptions = defaults): 
     for (const concurrency of [AIMS.triggerConcurrency, o.concurrency]) {
       const c = { ...o, concurrency };
       const bareResult = await runLoad({ ...loadOn(service, '/bare', c), port: barePort, paths: ['/bare'], body: JSON.stringify({ topic: 'bench' }) });
-      record(report, `bare Koa (koa-body, POST → small JSON), c=${concurrency}`, bareResult);
+      record(report, `${BARE_KOA_LABEL}, c=${concurrency}`, bareResult);
       await drain(service);
       const trigger = await runLoad({ ...loadOn(service, `/public/flows/${small}/trigger`, c), headers: { 'X-Trigger-Key': key }, body: JSON.stringify({ topic: 'bench' }) });
       triggered += trigger.requests;
@@ -223,21 +222,3 @@ async function checkRuns(service: TestService, flowId: string, measured: number)
   if (completed.length < measured) throw new Error(`the read model holds ${completed.length} completed runs of the flow, fewer than the ${measured} measured`);
 }
 
-async function startBareKoa(): Promise<Server> {
-  const app = new Koa();
-  app.use(koaBody());
-  app.use((ctx) => {
-    if (ctx.method !== 'POST') return;
-    ctx.body = { success: true, received: ctx.request.body };
-  });
-  const server = createServer(app.callback());
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return server;
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
-}
