@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { DomainError, fold, type Decider } from '../domain/shared/decider.js';
 import { wasChecked, type DomainEvent, type EventMetadata } from '../domain/shared/events.js';
 import { ConcurrencyError, type EventStore, type ExpectedRevision } from '../infra/ports/event-store.js';
+import { oneWriterPerStream } from './stream-writers.js';
 
 /** Who and why: becomes the metadata of every event the command appends (`now` its `occurredAt`). */
 export interface CommandContext extends Omit<EventMetadata, 'occurredAt'> {
@@ -130,7 +131,7 @@ function remember<S>(store: EventStore, decider: Decider<any, S, any>, streamId:
   if (into.size > (settled ? SETTLED_CACHE_LIMIT : CACHE_LIMIT)) into.delete(into.keys().next().value!);
 }
 
-/** Load, fold, decide, append with the expected revision; retry a conflict a bounded number of times. */
+/** Load, fold, decide, append with the expected revision, one writer per stream in this process; retry another process's conflict a bounded number of times. */
 export function handleCommand<C, S, E extends DomainEvent>(store: EventStore, options: HandleOptions<C, S, E>): Promise<HandleResult<S, E>> {
   const { command, ...rest } = options;
   return handleCommands(store, { ...rest, commands: [() => command] });
@@ -141,10 +142,26 @@ export function handleCommand<C, S, E extends DomainEvent>(store: EventStore, op
  * left, and all their events are appended in ONE append (one expected-revision check, one
  * transaction). A refusal of any command appends nothing.
  */
-export async function handleCommands<C, S, E extends DomainEvent>(store: EventStore, options: HandleManyOptions<C, S, E>): Promise<HandleResult<S, E>> {
+export function handleCommands<C, S, E extends DomainEvent>(store: EventStore, options: HandleManyOptions<C, S, E>): Promise<HandleResult<S, E>> {
+  return oneWriterPerStream(store, options.streamId, () => decideAndAppend(store, options));
+}
+
+/**
+ * Attempts of a command without a client precondition. With one writer per stream in this process
+ * (stream-writers.ts), a conflict means a writer in another process appended first: that writer
+ * made progress, so waiting a little and deciding again converges; the attempts only bound a
+ * pathological storm across many processes.
+ */
+export const DEFAULT_MAX_ATTEMPTS = 25;
+/** The longest pause between two attempts, in ms: jittered, doubling from 1 ms. */
+const MAX_BACKOFF_MS = 50;
+
+const pause = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(MAX_BACKOFF_MS, 2 ** attempt)));
+
+async function decideAndAppend<C, S, E extends DomainEvent>(store: EventStore, options: HandleManyOptions<C, S, E>): Promise<HandleResult<S, E>> {
   const { streamId } = options;
   const decider = options.decider as unknown as Decider<C, S, E>;
-  const maxAttempts = options.expectedRevision === undefined ? (options.maxAttempts ?? 5) : 1;
+  const maxAttempts = options.expectedRevision === undefined ? (options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS) : 1;
   let useCache = options.fromCache === true;
   for (let attempt = 1; ; attempt++) {
     const cached = useCache ? cachedState<S>(store, streamId, decider) : undefined;
@@ -188,6 +205,7 @@ export async function handleCommands<C, S, E extends DomainEvent>(store: EventSt
         throw new PreconditionFailedError(streamId, options.expectedRevision, typeof err.actual === 'number' ? err.actual : -1);
       }
       if (attempt >= maxAttempts) throw new ConflictError(streamId);
+      await pause(attempt);
     }
   }
 }

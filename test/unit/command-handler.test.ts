@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cachedState, ConflictError, handleCommand, PreconditionFailedError, type CommandContext } from '../../commands/handle.js';
 import { claimReservation } from '../../commands/reservations.js';
+import { streamsBeingWritten } from '../../commands/stream-writers.js';
 import { probeDecider } from '../../domain/probes/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
@@ -37,6 +38,55 @@ describe('command handler', () => {
     await Promise.all(Array.from({ length: 20 }, () => handleCommand(store, { streamId: 'probe-p', decider: probeDecider, command: inc, context: context(), maxAttempts: 50 })));
     const events = await store.readStream('probe-p');
     expect(events.filter((e) => e.type === 'ProbeIncremented')).to.have.length(20);
+  });
+
+  it('decides concurrent commands on one stream one after another: none conflicts, none is retried', async () => {
+    await handleCommand(store, { streamId: 'probe-p', decider: probeDecider, command: create, context: context() });
+    const counting: EventStore = Object.create(store);
+    let appends = 0;
+    let conflicts = 0;
+    counting.append = async (...args) => {
+      appends += 1;
+      try {
+        return await store.append(...args);
+      } catch (err) {
+        if (err instanceof ConcurrencyError) conflicts += 1;
+        throw err;
+      }
+    };
+    // maxAttempts 1: a single conflict would refuse a command.
+    const results = await Promise.allSettled(Array.from({ length: 200 }, () => handleCommand(counting, { streamId: 'probe-p', decider: probeDecider, command: inc, context: context(), maxAttempts: 1 })));
+    expect(results.filter((r) => r.status === 'rejected')).to.deep.equal([]);
+    expect(conflicts).to.equal(0);
+    expect(appends).to.equal(200);
+    const revisions = results.map((r) => (r as PromiseFulfilledResult<{ revision: number }>).value.revision);
+    expect(revisions, 'each decided on the state the one before it appended').to.deep.equal(Array.from({ length: 200 }, (_, i) => i + 1));
+    expect(streamsBeingWritten(counting), 'no queue left behind').to.equal(0);
+  });
+
+  it("retries another process's appends to the same stream until every command lands", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'handler-')), 'events.db');
+    const a = new SqliteEventStore(file);
+    const b = new SqliteEventStore(file);
+    try {
+      await handleCommand(a, { streamId: 'probe-r', decider: probeDecider, command: { ...create, probeId: 'r' }, context: context() });
+      // Two processes' handlers on one stream: each serializes its own writers, so they only race each other.
+      const storm = (store: EventStore) => Array.from({ length: 60 }, () => handleCommand(store, { streamId: 'probe-r', decider: probeDecider, command: inc, context: context() }));
+      const results = await Promise.allSettled([...storm(a), ...storm(b)]);
+      expect(results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason))).to.deep.equal([]);
+      expect((await a.readStream('probe-r')).filter((e) => e.type === 'ProbeIncremented')).to.have.length(120);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('lets the commands queued behind a failed one run', async () => {
+    await handleCommand(store, { streamId: 'probe-p', decider: probeDecider, command: create, context: context() });
+    const refused = handleCommand(store, { streamId: 'probe-p', decider: probeDecider, command: create, context: context() }); // already exists
+    const next = handleCommand(store, { streamId: 'probe-p', decider: probeDecider, command: inc, context: context() });
+    expect(await refused.then(() => 'appended', (e: DomainError) => e.code)).to.not.equal('appended');
+    expect((await next).state).to.include({ value: 1 });
   });
 
   it('gives up with a 409 ConflictError after the bounded retries', async () => {
