@@ -152,7 +152,12 @@ export function handleCommands<C, S, E extends DomainEvent>(store: EventStore, o
  * made progress, so waiting a little and deciding again converges; the attempts only bound a
  * pathological storm across many processes.
  */
-export const DEFAULT_MAX_ATTEMPTS = 25;
+let defaultMaxAttempts = 25;
+
+/** COMMAND_MAX_ATTEMPTS, set once by the composition root (the same in every service of a process). */
+export function setCommandMaxAttempts(attempts: number): void {
+  defaultMaxAttempts = attempts;
+}
 /** The longest pause between two attempts, in ms: jittered, doubling from 1 ms. */
 const MAX_BACKOFF_MS = 50;
 
@@ -161,7 +166,7 @@ const pause = (attempt: number) => new Promise((resolve) => setTimeout(resolve, 
 async function decideAndAppend<C, S, E extends DomainEvent>(store: EventStore, options: HandleManyOptions<C, S, E>): Promise<HandleResult<S, E>> {
   const { streamId } = options;
   const decider = options.decider as unknown as Decider<C, S, E>;
-  const maxAttempts = options.expectedRevision === undefined ? (options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS) : 1;
+  const maxAttempts = options.expectedRevision === undefined ? (options.maxAttempts ?? defaultMaxAttempts) : 1;
   let useCache = options.fromCache === true;
   for (let attempt = 1; ; attempt++) {
     const cached = useCache ? cachedState<S>(store, streamId, decider) : undefined;

@@ -44,7 +44,9 @@ export const configSchema = z.object({
   KAFKA_CLIENT_ID: z.string().min(1).default('flowsvc'),
   BODY_LIMIT_BYTES: positiveInt(1_048_576),
   READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).default(5000),
-  COMMAND_MAX_ATTEMPTS: positiveInt(5),
+  COMMAND_MAX_ATTEMPTS: positiveInt(25),
+  /** Embedded event store: `fsync` acknowledges an append once the disk has it; `process` once the OS has it (README: Durability). */
+  DURABILITY: z.enum(['fsync', 'process']).default('fsync'),
   SHUTDOWN_TIMEOUT_MS: positiveInt(10_000),
   CONSUMER_MAX_ATTEMPTS: positiveInt(5),
   /** A worker takes over the Kafka relay within this long of the relaying worker's death (lease of half this). */

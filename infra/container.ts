@@ -21,6 +21,7 @@ import type { EventStore } from './ports/event-store.js';
 import type { Logger } from './ports/logger.js';
 import type { CheckpointStore, ReadStore } from './ports/read-store.js';
 import { ProjectionRunner } from './projection-runner.js';
+import { setCommandMaxAttempts } from '../commands/handle.js';
 import { MemoryReadStore } from './read-store/memory.js';
 import type { Services } from './ports/services.js';
 import { Authenticator } from './auth/authenticator.js';
@@ -74,9 +75,10 @@ import { createAppDelivery } from './apps/builder.js';
  */
 export async function buildServices(config: Config, role: Role, logger: Logger, options: { clock?: Clock } = {}): Promise<Services> {
   const clock = options.clock ?? systemClock;
+  setCommandMaxAttempts(config.COMMAND_MAX_ATTEMPTS);
   const rawEventStore = config.EVENTSTORE_URL
     ? new (await import('./event-store/eventstoredb.js')).EventStoreDbEventStore(config.EVENTSTORE_URL, { retention: allRetentionPolicies })
-    : new SqliteEventStore(join(config.DATA_DIR, 'events.db'), { retention: allRetentionPolicies, now: () => clock.now(), sweepIntervalMs: RETENTION_SWEEP_MS });
+    : new SqliteEventStore(join(config.DATA_DIR, 'events.db'), { retention: allRetentionPolicies, now: () => clock.now(), sweepIntervalMs: RETENTION_SWEEP_MS, durability: config.DURABILITY });
   // Before the store: reading flow events written with node secrets in clear seals them (domain/flows/upcasters.ts).
   const masterKey = loadOrCreateKey(config.ENCRYPTION_KEY, config.DATA_DIR, 'encryption.key');
   const sealedBox = new SealedBox(masterKey);
@@ -89,7 +91,7 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
   // Consumers and the relay must not forget their positions on restart, whatever the read store.
   const stateDb = config.MONGODB_URL
     ? null
-    : rawEventStore instanceof SqliteEventStore ? rawEventStore.db : new SqliteEventStore(join(config.DATA_DIR, 'state.db')).db;
+    : rawEventStore instanceof SqliteEventStore ? rawEventStore.db : new SqliteEventStore(join(config.DATA_DIR, 'state.db'), { durability: config.DURABILITY }).db;
   const checkpoints: CheckpointStore = stateDb ? new SqliteCheckpointStore(stateDb) : readStore.checkpoints;
   // Which worker relays to Kafka: a lease kept beside the checkpoints (infra/bus/relay-leader.ts).
   const leases: LeaseStore = stateDb ? new SqliteLeaseStore(stateDb) : new DocumentLeaseStore(readStore.collection('_leases'));

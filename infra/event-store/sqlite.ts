@@ -74,11 +74,15 @@ export function toRecorded(row: EventRow): RecordedEvent {
 }
 
 /**
- * Embedded event store: one SQLite table in WAL mode. `synchronous=NORMAL` survives a killed
- * process (the WAL is written before the append returns); only an OS crash can lose the last
- * transactions, which is the documented trade-off for throughput.
+ * Embedded event store: one SQLite table in WAL mode. Durability `fsync` (`synchronous=FULL`): an
+ * append is acknowledged once the WAL is on disk, so a power cut loses nothing acknowledged; group
+ * commit (below) lets concurrent appends share one fsync. Durability `process`
+ * (`synchronous=NORMAL`): the WAL is written, not synced, before the append returns: a killed
+ * process loses nothing, an OS crash or power cut can lose the last acknowledged transactions.
  */
 export interface SqliteEventStoreOptions {
+  /** `fsync` (the default) or `process`; see above. */
+  durability?: 'fsync' | 'process';
   /** Operational categories truncated like EventStoreDB's `$maxCount`/`$maxAge`; others are kept forever. */
   retention?: RetentionPolicies;
   /** Time for `maxAgeSeconds` (a test moves it); the system clock by default. */
@@ -110,7 +114,7 @@ export class SqliteEventStore implements EventStore {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma(options.durability === 'process' ? 'synchronous = NORMAL' : 'synchronous = FULL');
     this.db.pragma('busy_timeout = 5000');
     this.db.exec(SCHEMA);
     this.appended.setMaxListeners(0);

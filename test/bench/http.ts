@@ -74,7 +74,7 @@ function record(report: Report, what: string, r: LoadResult): void {
   report.figure(BENCH, `${what}: latency p99`, lat.p99, 'ms', { digits: 2 });
 }
 
-async function createProbes(baseUrl: string, n: number): Promise<string[]> {
+export async function createProbes(baseUrl: string, n: number): Promise<string[]> {
   const ids: string[] = [];
   const suffix = Math.random().toString(36).slice(2, 8);
   for (let i = 0; i < n; i++) {

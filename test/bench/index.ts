@@ -27,6 +27,7 @@ import { benchRemote } from './remote.js';
 import { benchApps } from './apps.js';
 import { benchAgents } from './agents.js';
 import { benchExtension } from './extension.js';
+import { benchDurability } from './durability.js';
 import { Report, cleanupAllTempDirs, settle } from './support.js';
 
 const benchmarks: Record<string, (report: Report) => Promise<void>> = {
@@ -48,6 +49,7 @@ const benchmarks: Record<string, (report: Report) => Promise<void>> = {
   apps: benchApps,
   agents: benchAgents,
   extension: benchExtension,
+  durability: benchDurability,
 };
 
 /** Hard bound on the whole run: whatever hangs, the process ends. */
