@@ -208,7 +208,7 @@ export async function chainFlow(baseUrl: string, user: BenchUser, n: number): Pr
   return flowId;
 }
 
-async function enableTrigger(baseUrl: string, user: BenchUser, flowId: string): Promise<string> {
+export async function enableTrigger(baseUrl: string, user: BenchUser, flowId: string): Promise<string> {
   const settings = await call(baseUrl, 'PUT', `/flows/${flowId}/trigger`, { enabled: true }, user.auth);
   if (settings.status !== 200) throw new Error(`PUT trigger answered ${settings.status}: ${settings.text}`);
   const key = await call(baseUrl, 'POST', `/flows/${flowId}/trigger/regenerate-key`, undefined, user.auth);
