@@ -11,7 +11,7 @@
 import { tmpdir } from 'node:os';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { createProbes } from './http.js';
-import { chainFlow, enableTrigger, registerBenchUser } from './runs.js';
+import { triggerLoad } from './runs.js';
 import { runLoad, type LoadResult } from './load.js';
 import { fmt, latency, settle, type Report } from './support.js';
 
@@ -53,14 +53,7 @@ export async function benchDurability(report: Report, o: DurabilityOptions = def
     let service: TestService | null = null;
     try {
       service = await startTestService('embedded', { LOG_LEVEL: 'silent', DURABILITY: mode, RATE_LIMIT_AUTH_PER_MINUTE: '1000' });
-      const user = await registerBenchUser(service.baseUrl);
-      const flowId = await chainFlow(service.baseUrl, user, 2);
-      const key = await enableTrigger(service.baseUrl, user, flowId);
-      const base = new URL(service.baseUrl);
-      const result = await runLoad({
-        host: '127.0.0.1', port: Number(base.port), method: 'POST', paths: [`${base.pathname}/public/flows/${flowId}/trigger`],
-        headers: { 'X-Trigger-Key': key }, body: JSON.stringify({ topic: 'bench' }), concurrency: o.runConcurrency, warmupMs: o.warmupMs, durationMs: o.durationMs,
-      });
+      const result = await runLoad(await triggerLoad(service, { concurrency: o.runConcurrency, warmupMs: o.warmupMs, durationMs: o.durationMs }));
       runs[mode] = record(report, `DURABILITY=${mode}, 2-node flow via its public trigger (sync), c=${o.runConcurrency}`, result);
     } finally {
       await service?.stop();

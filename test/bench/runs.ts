@@ -17,7 +17,7 @@ import { requestRun } from '../../commands/runs.js';
 import type { ProcessDoc } from '../../projections/runs.js';
 import { call } from '../support/http.js';
 import { startTestService, type TestService } from '../support/test-service.js';
-import { runLoad, type LoadResult } from './load.js';
+import { runLoad, type LoadOptions, type LoadResult } from './load.js';
 import { fmt, latency, now, settle, type Report, type Target } from './support.js';
 
 export const BENCH = '8 runs';
@@ -222,3 +222,14 @@ async function checkRuns(service: TestService, flowId: string, measured: number)
   if (completed.length < measured) throw new Error(`the read model holds ${completed.length} completed runs of the flow, fewer than the ${measured} measured`);
 }
 
+/** Load options for sync runs of a fresh 2-node flow through its public trigger (a new user, the flow, its key). */
+export async function triggerLoad(service: TestService, timing: { concurrency: number; warmupMs: number; durationMs: number }): Promise<LoadOptions> {
+  const user = await registerBenchUser(service.baseUrl);
+  const flowId = await chainFlow(service.baseUrl, user, 2);
+  const key = await enableTrigger(service.baseUrl, user, flowId);
+  const base = new URL(service.baseUrl);
+  return {
+    host: '127.0.0.1', port: Number(base.port), method: 'POST', paths: [`${base.pathname}/public/flows/${flowId}/trigger`],
+    headers: { 'X-Trigger-Key': key }, body: JSON.stringify({ topic: 'bench' }), ...timing,
+  };
+}
