@@ -158,6 +158,7 @@ let defaultMaxAttempts = 25;
 export function setCommandMaxAttempts(attempts: number): void {
   defaultMaxAttempts = attempts;
 }
+
 /** The longest pause between two attempts, in ms: jittered, doubling from 1 ms. */
 const MAX_BACKOFF_MS = 50;
 
