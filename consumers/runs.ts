@@ -13,7 +13,12 @@ export interface RunWorkerPorts {
   clock: Clock;
   logger: Logger;
   runs: RunExecutor;
+  /** Runs this worker executes at once (WORKER_MAX_RUNS); default 64. */
+  maxRuns?: number;
 }
+
+/** Streams of the run category this consumer handles at once: claims overlap instead of queueing behind each other. */
+const CLAIM_CONCURRENCY = 32;
 
 /**
  * Executes async runs. On RunRequested it claims the run (ClaimRun with this process's worker id)
@@ -21,14 +26,18 @@ export interface RunWorkerPorts {
  * receiving RunStopRequested for the runs it executes (per-stream order would otherwise hold the
  * stop back until the run ended); RunTimedOut (recorded by another worker's sweep) aborts the same way.
  * A RunRequested for a run already claimed or finished does
- * nothing, which makes redelivery harmless.
+ * nothing, which makes redelivery harmless. At `maxRuns` runs in flight the handler waits for one
+ * to end before it claims: runs it cannot start yet stay unclaimed, so another worker's sweep or
+ * a rebalance can still give them to a worker with room.
  */
 export function runWorker(ports: RunWorkerPorts, workerName: string): Consumer {
   const { eventStore, runs } = ports;
   const workerId = `${workerName}@${runs.localWorkerId}`;
+  const slots = new Slots(ports.maxRuns ?? 64);
   return {
     name: 'run-worker',
     categories: ['run'],
+    concurrency: CLAIM_CONCURRENCY,
     async handle(event: RecordedEvent) {
       const processId = event.streamId.slice('run-'.length);
       if (event.type === 'RunStopRequested' || event.type === 'RunTimedOut') {
@@ -36,8 +45,15 @@ export function runWorker(ports: RunWorkerPorts, workerName: string): Consumer {
         return;
       }
       if (event.type !== 'RunRequested') return;
-      const run = await loadRun(eventStore, processId);
+      let run = await loadRun(eventStore, processId);
       if (run.status !== 'queued' || run.stopRequested) return;
+      const waits = slots.full();
+      const release = await slots.acquire();
+      if (waits) {
+        // Another worker (its sweep) may have claimed it, or a stop arrived, while this one waited.
+        run = await loadRun(eventStore, processId);
+        if (run.status !== 'queued' || run.stopRequested) return release();
+      }
       const context = {
         actorId: null,
         orgId: run.orgId,
@@ -50,10 +66,36 @@ export function runWorker(ports: RunWorkerPorts, workerName: string): Consumer {
       try {
         await executeRunCommand(eventStore, context, processId, { type: 'ClaimRun', workerId });
       } catch (err) {
+        release();
         if (err instanceof DomainError) return; // claimed by another worker, stopped or finished meanwhile
         throw err;
       }
-      void runs.execute(processId, workerId).catch((err) => ports.logger.error({ processId, err: (err as Error).message }, 'run worker failed'));
+      void runs
+        .execute(processId, workerId)
+        .catch((err) => ports.logger.error({ processId, err: (err as Error).message }, 'run worker failed'))
+        .finally(release);
     },
   };
+}
+
+/** Runs in flight with a cap; a release hands its slot straight to the first waiter. */
+class Slots {
+  private used = 0;
+  private readonly waiters: Array<() => void> = [];
+  constructor(private readonly max: number) {}
+  full(): boolean {
+    return this.used >= this.max;
+  }
+  async acquire(): Promise<() => void> {
+    if (this.used < this.max) this.used++;
+    else await new Promise<void>((resolve) => this.waiters.push(resolve));
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiters.shift();
+      if (next) next();
+      else this.used--;
+    };
+  }
 }

@@ -111,6 +111,8 @@ export const configSchema = z.object({
     .default('true')
     .transform((v) => v === 'true'),
   RUN_CONCURRENCY: positiveInt(4),
+  /** Async runs one worker process executes at once; past it the worker claims no more until one ends. */
+  WORKER_MAX_RUNS: positiveInt(64),
   NODE_TIMEOUT_MS: positiveInt(120_000),
   /** A whole run, counted from its request (queue time included); past it the run ends `timed_out`. */
   RUN_TIMEOUT_MS: positiveInt(600_000),

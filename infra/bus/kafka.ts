@@ -6,6 +6,8 @@ import type { Logger } from '../ports/logger.js';
 import type { CheckpointStore } from '../ports/read-store.js';
 import { KafkaRelay, type RelayStatus } from './kafka-relay.js';
 import { decodeEvent, ensureTopics, topicFor, DEFAULT_PARTITIONS, DEFAULT_TOPIC_PREFIX } from './kafka-topics.js';
+import { noDelaySocketFactory } from './kafka-socket.js';
+import { handleKeyedBatch } from './keyed-batch.js';
 import { RelayLeader, type LeaderStatus } from './relay-leader.js';
 import type { LeaseStore } from '../ports/lease.js';
 import type { DeadLetterSink } from '../ports/dead-letters.js';
@@ -63,8 +65,9 @@ export function kafkaLogCreator(logger: Logger): logCreator {
  * Bus over Kafka: the relay publishes the event log to one topic per category (see
  * kafka-topics.ts); each consumer is a kafkajs consumer group `<prefix>.<consumer name>`
  * reading its categories' topics. Per-stream order comes from key = stream id (one partition
- * per stream) and one handler at a time per consumer. Offsets are resolved only after the
- * handler resolved, so delivery is at least once, and also after rebalances.
+ * per stream) and one handler at a time per stream (keyed-batch.ts; `Consumer.concurrency` streams
+ * at once). Offsets are resolved in partition order only after the handlers resolved, so delivery
+ * is at least once, and also after rebalances.
  */
 export class KafkaBus implements Bus {
   readonly adapter = 'kafka';
@@ -89,6 +92,7 @@ export class KafkaBus implements Bus {
       connectionTimeout: 3_000,
       // kafkajs retries inside one operation; our loops retry the operation, so keep these short.
       retry: { initialRetryTime: 200, maxRetryTime: 5_000, retries: 5 },
+      socketFactory: noDelaySocketFactory,
       ...options.client,
     });
     const lease = options.relay?.lease;
@@ -158,24 +162,31 @@ export class KafkaBus implements Bus {
           await kc.run({
             eachBatchAutoResolve: false,
             autoCommitInterval: 1_000,
+            // Batches of different partitions overlap too: with one at a time, a fetch's batches wait for each other.
+            partitionsConsumedConcurrently: consumer.concurrency && consumer.concurrency > 1 ? (this.options.partitions ?? DEFAULT_PARTITIONS) : 1,
             eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
-              for (const message of batch.messages) {
-                if (!isRunning() || isStale() || abort.signal.aborted) break;
-                let event: RecordedEvent;
-                try {
-                  event = decodeEvent(message);
-                } catch (err) {
-                  const where = { topic: batch.topic, partition: batch.partition, offset: message.offset };
-                  log.error({ ...where, error: (err as Error).message, deadLetter: true }, 'undecodable message skipped');
-                  resolveOffset(message.offset);
-                  continue;
-                }
-                const outcome = await handleWithRetry(consumer, event, this.policy, log, abort.signal, this.options.deadLetters);
-                if (outcome === 'aborted') break;
-                resolveOffset(message.offset);
-                await heartbeat();
-                await commitOffsetsIfNecessary();
-              }
+              await handleKeyedBatch({
+                messages: batch.messages.map((message) => ({ key: message.key?.toString() ?? '', offset: message.offset, message })),
+                concurrency: consumer.concurrency ?? 1,
+                resolve: resolveOffset,
+                afterEach: async () => {
+                  await heartbeat();
+                  await commitOffsetsIfNecessary();
+                },
+                handle: async ({ message }) => {
+                  if (!isRunning() || isStale() || abort.signal.aborted) return false;
+                  let event: RecordedEvent;
+                  try {
+                    event = decodeEvent(message);
+                  } catch (err) {
+                    const where = { topic: batch.topic, partition: batch.partition, offset: message.offset };
+                    log.error({ ...where, error: (err as Error).message, deadLetter: true }, 'undecodable message skipped');
+                    return true;
+                  }
+                  const outcome = await handleWithRetry(consumer, event, this.policy, log, abort.signal, this.options.deadLetters);
+                  return outcome !== 'aborted';
+                },
+              });
             },
           });
           if (abort.signal.aborted) break;

@@ -9,6 +9,12 @@ export interface Consumer {
   /** Stable name: the checkpoint key (embedded) or the consumer group id (Kafka). */
   name: string;
   categories: string[];
+  /**
+   * Most events of different streams handled at once (default 1). Per-stream order holds at any
+   * value. The Kafka bus honours it within each partition's batch; the embedded bus hands events
+   * over one at a time (its log is read in one place, in order).
+   */
+  concurrency?: number;
   handle(event: RecordedEvent): Promise<void>;
 }
 

@@ -180,3 +180,26 @@ export function probeCreated(probeId: string, meta: EventMetadata = metadata()):
 export function probeIncremented(by = 1, meta: EventMetadata = metadata()): NewEvent {
   return { id: randomUUID(), type: 'ProbeIncremented', data: { by, at: meta.occurredAt }, metadata: meta };
 }
+
+/**
+ * Profiling aid: with BENCH_CPU_PROFILE=<file.cpuprofile> set, records a V8 CPU profile of this
+ * process from `start()` to `stop()` only (the timed window, not start-up), for Chrome DevTools.
+ */
+export async function profileWindow(): Promise<{ stop(): Promise<void> }> {
+  const file = process.env.BENCH_CPU_PROFILE;
+  if (!file) return { stop: async () => undefined };
+  const { Session } = await import('node:inspector/promises');
+  const { writeFileSync } = await import('node:fs');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return {
+    async stop() {
+      const { profile } = await session.post('Profiler.stop');
+      writeFileSync(file, JSON.stringify(profile));
+      session.disconnect();
+      console.log(`CPU profile of the timed window written to ${file}`);
+    },
+  };
+}
