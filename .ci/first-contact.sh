@@ -12,7 +12,8 @@
 # 3. Runs the flow through POST /api/public/flows/{id}/trigger and reads the run back twice:
 #    `npx flowctl runs tail --no-follow` (exit 0 only when the run completed) and GET /api/processes/{id}.
 # 4. Opens the docs a newcomer opens: /api/docs (Swagger UI) and /api/openapi.json.
-# 5. Stops the service with SIGTERM and checks that it shut down cleanly.
+# 5. Backs the running service up (`npm run backup`), stops it with SIGTERM, checks that it shut
+#    down cleanly, and restores the backup into an empty DATA_DIR (`npm run restore`).
 # Any step that fails prints the service's log and exits non-zero.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -102,10 +103,18 @@ status=$(call "$BASE/openapi.json")
 [ "$status" = 200 ] || fail "/api/openapi.json answered $status"
 say "/api/docs serves Swagger UI over /api/openapi.json ($(json openapi <"$WORK/body"), $(node -e 'process.stdout.write(String(Object.keys(JSON.parse(require("fs").readFileSync(0,"utf8")).paths).length))' <"$WORK/body") paths)"
 
+npm run --silent backup -- "$WORK/backup" >"$WORK/backup.out" 2>&1 || { cat "$WORK/backup.out"; fail "npm run backup exited $? while the service ran"; }
+backup_events=$(tail -n 1 "$WORK/backup.out" | json events) || fail "npm run backup printed no summary: $(cat "$WORK/backup.out")"
+say "npm run backup (service running): $backup_events events, $(tail -n 1 "$WORK/backup.out" | json files) files"
+
 kill -TERM -- "-$SERVICE_PID"
 for _ in $(seq 1 150); do kill -0 "$SERVICE_PID" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$SERVICE_PID" 2>/dev/null && fail "the service did not stop within 15 s of SIGTERM"
 wait "$SERVICE_PID" 2>/dev/null || true
 grep -q '"shutting down"' "$LOG" || fail "the service's log has no graceful shutdown"
 SERVICE_PID=""
-say "stopped on SIGTERM; passed"
+say "stopped on SIGTERM"
+
+DATA_DIR="$WORK/restored" npm run --silent restore -- "$WORK/backup" >"$WORK/restore.out" 2>&1 || { cat "$WORK/restore.out"; fail "npm run restore exited $?"; }
+[ "$(tail -n 1 "$WORK/restore.out" | json events)" = "$backup_events" ] || fail "the restore does not hold the backup's $backup_events events: $(cat "$WORK/restore.out")"
+say "npm run restore into an empty DATA_DIR: $backup_events events; passed"
