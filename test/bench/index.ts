@@ -28,6 +28,7 @@ import { benchApps } from './apps.js';
 import { benchAgents } from './agents.js';
 import { benchExtension } from './extension.js';
 import { benchDurability } from './durability.js';
+import { benchFootprint } from './footprint.js';
 import { Report, cleanupAllTempDirs, settle } from './support.js';
 
 const benchmarks: Record<string, (report: Report) => Promise<void>> = {
@@ -50,6 +51,7 @@ const benchmarks: Record<string, (report: Report) => Promise<void>> = {
   agents: benchAgents,
   extension: benchExtension,
   durability: benchDurability,
+  footprint: benchFootprint,
 };
 
 /** Hard bound on the whole run: whatever hangs, the process ends. */

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,7 +17,21 @@ export interface ServiceProcess {
 
 /** Runs the real entry point (`infra/main.ts`) as a child process and waits for its "listening" line. */
 export async function startServiceProcess(env: Record<string, string>, args: string[] = [], timeoutMs = 30_000, nodeArgs: string[] = []): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, join(root, 'infra', 'main.ts'), ...args], {
+  return spawnService(['--import', 'tsx', ...nodeArgs, join(root, 'infra', 'main.ts'), ...args], env, timeoutMs);
+}
+
+/** Compiles `dist/` when a source changed (what `npm start` does first). */
+export function buildDistIfStale(): void {
+  execFileSync(process.execPath, [join(root, 'scripts', 'build-if-stale.mjs')], { cwd: root, stdio: 'inherit' });
+}
+
+/** Runs the compiled entry point (`dist/infra/main.js`, what `npm start` runs after `buildDistIfStale()`). */
+export async function startBuiltServiceProcess(env: Record<string, string>, timeoutMs = 30_000): Promise<ServiceProcess> {
+  return spawnService([join(root, 'dist', 'infra', 'main.js')], env, timeoutMs);
+}
+
+async function spawnService(argv: string[], env: Record<string, string>, timeoutMs: number): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, argv, {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
