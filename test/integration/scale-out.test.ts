@@ -113,6 +113,9 @@ function cpuMsOf(pid: number): number | null {
     const enqueue = async () => {
       while (next < RUNS) {
         const i = next++;
+        // The kill must land mid-load: past 60 %, requests wait for it (the victim may get its
+        // partitions late, after a rebalance, and reach its claims only then).
+        if (i >= RUNS * 0.6) await killer;
         // Both APIs take requests: even runs through the first, odd through the second. A connection
         // cut (a keep-alive race on a starved machine) is retried as a client would, with the same
         // Idempotency-Key, so a retried request never starts a second run.
