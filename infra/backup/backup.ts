@@ -6,9 +6,9 @@ import { BackupError, MANIFEST_FILE, sha256Of, type BackupManifest } from './man
 
 /** SQLite files of DATA_DIR: the log (with the bus checkpoints), and the state next to an EventStoreDB log. */
 export const DATABASES = ['events.db', 'state.db'];
-/** Plain files and folders copied as they are; `objects/tmp` holds uploads still being written. */
+/** Plain files and folders copied as they are; `objects/tmp/` holds uploads still being written. */
 const COPIED = ['keys', 'objects', 'outbox'];
-const SKIPPED = new Set(['objects/tmp']);
+const UPLOADS_IN_PROGRESS = 'objects/tmp/';
 
 export type Progress = (line: string) => void;
 
@@ -71,7 +71,7 @@ async function copyFiles(dataDir: string, target: string, progress: Progress): P
     if (!existsSync(root)) continue;
     for (const path of await listFiles(root)) {
       const rel = join(folder, path);
-      if ([...SKIPPED].some((s) => rel.startsWith(`${s}/`))) continue;
+      if (rel.startsWith(UPLOADS_IN_PROGRESS)) continue;
       const to = join(target, rel);
       if (existsSync(to)) continue;
       await mkdir(dirname(to), { recursive: true, mode: 0o700 });

@@ -54,12 +54,14 @@ export async function benchFootprint(report: Report): Promise<void> {
     for (const e of all) byStream.set(e.streamId, [...(byStream.get(e.streamId) ?? []), e]);
     const runStream = `run-${run.body.processId}`;
     const flowStream = `flow-${flowId}`;
-    const docStream = [...byStream.keys()].find((s) => byStream.get(s)!.some((e) => JSON.stringify(e.data).includes(doc.body.document?.id ?? doc.body.id ?? '\u0000')) && s !== runStream);
+    const docId = doc.body.document._id as string;
+    const docStream = [...byStream.keys()].find((s) => s.includes(docId));
+    if (!docStream) throw new Error(`no stream of the log names the seeded document ${docId}`);
     const templates: Array<{ stream: string; id: string; every: number }> = [
       { stream: runStream, id: run.body.processId, every: 1 },
       { stream: flowStream, id: flowId, every: 20 },
+      { stream: docStream, id: docId, every: 4 },
     ];
-    if (docStream) templates.push({ stream: docStream, id: docStream.slice(docStream.indexOf('-') + 1), every: 4 });
     const seeded = now();
     let unit = 0;
     let events = all.length;
