@@ -135,3 +135,8 @@ export class UniqueIndex {
     return v.length ? [...new Set(v.map(encode))] : ['[]'];
   }
 }
+
+/** What a DuplicateKeyError names for a unique index's fields of `doc`. */
+export function uniqueKeyOf(fields: string[], doc: Obj): Obj {
+  return Object.fromEntries(fields.map((f) => [f, resolve(doc, f) ?? null]));
+}
