@@ -47,6 +47,10 @@ export const configSchema = z.object({
   COMMAND_MAX_ATTEMPTS: positiveInt(25),
   /** Embedded event store: `fsync` acknowledges an append once the disk has it; `process` once the OS has it (README: Durability). */
   DURABILITY: z.enum(['fsync', 'process']).default('fsync'),
+  /** Embedded read models: `sqlite` keeps them on disk (DATA_DIR/read-models.db) and resumes at restart; `memory` rebuilds them from the log at every start. */
+  READ_MODELS: z.enum(['sqlite', 'memory']).default('sqlite'),
+  /** SQLite page cache of the embedded read models, in MB: what they may hold in memory. */
+  READ_MODEL_CACHE_MB: positiveInt(32),
   SHUTDOWN_TIMEOUT_MS: positiveInt(10_000),
   CONSUMER_MAX_ATTEMPTS: positiveInt(5),
   /** A worker takes over the Kafka relay within this long of the relaying worker's death (lease of half this). */

@@ -23,6 +23,7 @@ import type { CheckpointStore, ReadStore } from './ports/read-store.js';
 import { ProjectionRunner } from './projection-runner.js';
 import { setCommandMaxAttempts } from '../commands/handle.js';
 import { MemoryReadStore } from './read-store/memory.js';
+import { SqliteReadStore } from './read-store/sqlite.js';
 import type { Services } from './ports/services.js';
 import { Authenticator } from './auth/authenticator.js';
 import { CachedCredentialLookup } from './auth/cached-credentials.js';
@@ -84,9 +85,13 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
   const sealedBox = new SealedBox(masterKey);
   const eventStore: EventStore = new UpcastingEventStore(rawEventStore, allUpcastersWith({ sealBox: (plaintext) => sealedBox.seal(plaintext) }));
 
+  // On disk only where one process projects into it (the whole service); the embedded split's
+  // roles keep private in-memory read models, as each projects for itself.
   const readStore: ReadStore = config.MONGODB_URL
     ? await (await import('./read-store/mongo.js')).MongoReadStore.connect(config.MONGODB_URL, config.MONGODB_DB)
-    : new MemoryReadStore();
+    : config.READ_MODELS === 'sqlite' && role === 'all'
+      ? new SqliteReadStore(join(config.DATA_DIR, 'read-models.db'), { cacheMb: config.READ_MODEL_CACHE_MB })
+      : new MemoryReadStore();
 
   // Consumers and the relay must not forget their positions on restart, whatever the read store.
   const stateDb = config.MONGODB_URL

@@ -69,6 +69,15 @@ export class ProjectionRunner implements Projections {
   private async startLoop(loop: Loop): Promise<void> {
     await loop.projector.setup(this.store);
     loop.position = (await this.store.checkpoints.get(checkpointKey(loop.projector.name))) ?? 0;
+    if (loop.position > 0 && loop.position > (await this.events.headPosition())) {
+      // Read models kept on disk that are ahead of the log were built from another log (its file
+      // replaced, or restored alone): resuming would skip the new log's events up to there.
+      this.logger.warn({ projection: loop.projector.name, checkpoint: loop.position }, 'projection checkpoint is past the log head: rebuilding');
+      for (const collection of loop.projector.collections) await this.store.collection(collection).drop();
+      await this.store.checkpoints.delete(checkpointKey(loop.projector.name));
+      await loop.projector.setup(this.store);
+      loop.position = 0;
+    }
     loop.state = 'running';
     loop.lastError = null;
     const subscription = this.events.subscribe({ after: loop.position, categories: loop.projector.categories });
@@ -132,14 +141,18 @@ export class ProjectionRunner implements Projections {
         // Counted with the position, event by event: a rebuild that sees the position reach its
         // target before the batch's checkpoint is written must count those events too.
         let counted = 0;
-        await projectAll(loop.projector, batch, this.store, (event) => {
-          loop.position = event.position;
-          loop.projected += 1;
-          counted += 1;
-          this.progress.emit('progress');
-        });
         const last = batch[batch.length - 1].position;
-        await this.store.checkpoints.set(checkpointKey(loop.projector.name), last);
+        // Where the store can, the batch's writes and its checkpoint commit together: a crash
+        // mid-batch leaves neither, so nothing is applied twice.
+        await this.atomically(async () => {
+          await projectAll(loop.projector, batch, this.store, (event) => {
+            loop.position = event.position;
+            loop.projected += 1;
+            counted += 1;
+            this.progress.emit('progress');
+          });
+          await this.store.checkpoints.set(checkpointKey(loop.projector.name), last);
+        });
         loop.position = last;
         // A batch projector tells nothing per event: its batch counts here, with its position.
         loop.projected += batch.length - counted;
@@ -155,6 +168,10 @@ export class ProjectionRunner implements Projections {
       wake.reader?.();
       void reader;
     }
+  }
+
+  private atomically<T>(fn: () => Promise<T>): Promise<T> {
+    return this.store.atomically ? this.store.atomically(fn) : fn();
   }
 
   private async stopLoop(loop: Loop): Promise<void> {

@@ -106,6 +106,12 @@ export interface ReadStore {
   collection<T extends Doc = Doc>(name: string): DocumentCollection<T>;
   listCollections(): Promise<string[]>;
   readonly checkpoints: CheckpointStore;
+  /**
+   * Where the adapter can: `fn`'s writes, and a checkpoint set inside it, commit together or not
+   * at all (the embedded SQLite store). Absent where it cannot (memory, MongoDB without
+   * transactions): there, projectors rely on their version guards alone.
+   */
+  atomically?<T>(fn: () => Promise<T>): Promise<T>;
   health(): Promise<{ ok: boolean; detail?: string }>;
   close(): Promise<void>;
 }

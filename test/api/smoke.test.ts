@@ -17,7 +17,7 @@ for (const mode of availableModes()) {
       expect(res.status).to.equal(200);
       expect(res.body.success).to.equal(true);
       expect(res.body.ports.eventStore).to.deep.include({ adapter: 'sqlite', ok: true });
-      expect(res.body.ports.readStore).to.deep.include({ adapter: mode === 'embedded' ? 'memory' : 'mongodb', ok: true });
+      expect(res.body.ports.readStore).to.deep.include({ adapter: mode === 'embedded' ? 'sqlite' : 'mongodb', ok: true });
       expect(res.body.ports.bus).to.deep.include({ adapter: mode === 'embedded' ? 'embedded' : 'kafka', ok: true });
     });
 
