@@ -47,6 +47,7 @@ function statements(db: Database.Database) {
     owner: db.prepare<[string, string, string], string>('SELECT id FROM rm_unique WHERE coll = ? AND name = ? AND key = ?').pluck(),
     addOwner: db.prepare('INSERT OR REPLACE INTO rm_unique (coll, name, key, id) VALUES (?, ?, ?, ?)'),
     dropOwner: db.prepare('DELETE FROM rm_unique WHERE coll = ? AND name = ? AND key = ? AND id = ?'),
+    transaction: db.transaction((fn: () => void) => fn()),
     clear: ['rm_docs', 'rm_indexes', 'rm_lookup', 'rm_unique', 'rm_collections'].map((t) => db.prepare(`DELETE FROM ${t} WHERE ${t === 'rm_collections' ? 'name' : 'coll'} = ?`)),
   };
 }
@@ -192,8 +193,10 @@ export class SqliteDocs implements DocStorage {
     return (this.cached = { specs, uniques, lookups });
   }
 
-  /** better-sqlite3 makes a nested transaction a savepoint, so this also works inside a batch. */
+  /** Inside a batch the batch's transaction already makes the writes one (a failure rolls all of
+   * it back); outside, one transaction (better-sqlite3 prepares its BEGIN/COMMIT once). */
   private inTransaction(fn: () => void): void {
-    this.db.transaction(fn)();
+    if (this.db.inTransaction) fn();
+    else this.sql.transaction(fn);
   }
 }

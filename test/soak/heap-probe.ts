@@ -16,7 +16,7 @@ if (gc) {
     gc();
     if (snapshotDir) writeHeapSnapshot(join(snapshotDir, `probe-${++probes}.heapsnapshot`));
     const m = process.memoryUsage();
-    process.stdout.write(`${JSON.stringify({ heapProbe: { heapUsed: m.heapUsed, rss: m.rss, at: Date.now() } })}\n`);
+    process.stdout.write(`${JSON.stringify({ heapProbe: { heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers, rss: m.rss, at: Date.now() } })}\n`);
   });
 }
 export {};
