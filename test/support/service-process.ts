@@ -26,8 +26,8 @@ export function buildDistIfStale(): void {
 }
 
 /** Runs the compiled entry point (`dist/infra/main.js`, what `npm start` runs after `buildDistIfStale()`). */
-export async function startBuiltServiceProcess(env: Record<string, string>, timeoutMs = 30_000): Promise<ServiceProcess> {
-  return spawnService([join(root, 'dist', 'infra', 'main.js')], env, timeoutMs);
+export async function startBuiltServiceProcess(env: Record<string, string>, timeoutMs = 30_000, nodeArgs: string[] = []): Promise<ServiceProcess> {
+  return spawnService([...nodeArgs, join(root, 'dist', 'infra', 'main.js')], env, timeoutMs);
 }
 
 async function spawnService(argv: string[], env: Record<string, string>, timeoutMs: number): Promise<ServiceProcess> {
