@@ -342,6 +342,9 @@ export const agentRoutes = [
       const turn = await sendAgentMessage(ports, command, { agentId: params.agentId, sessionId: params.sessionId, scope: scopeOf(input), content: body.content, attachments: body.attachments });
       if (!body.stream) {
         await turn.done;
+        // A JSON answer is a finished turn: the next read (the session, its list) must show it (issue 38).
+        const [lastEvent] = await services.eventStore.readStream(agentSessionStreamId(params.sessionId), { direction: 'backwards', maxCount: 1 });
+        await input.settle(lastEvent?.position ?? null, agentSessionStreamId(params.sessionId));
         const state = await readAgentSession(ports, command, params.agentId, params.sessionId, scopeOf(input));
         const message = state.messages.find((m) => m.messageId === turn.messageId)!;
         return { status: 200, body: { success: true, message: messageView(message) }, headers: { 'X-Message-Id': turn.messageId } };

@@ -5,6 +5,7 @@ import { loadState } from '../../commands/handle.js';
 import { flowDecider, flowNotFound, flowStreamId, idSchema, isVisibleTo, maskFlowEventSecrets, type FlowState } from '../../domain/flows/index.js';
 import { overrideConfigSchema, runStreamId, type RunState } from '../../domain/runs/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
+import { spendPeriodOf, spendStreamId } from '../../domain/orgs/spend.js';
 import { activeFlowProcesses, latestFlowProcess, listFlowProcesses, listRunningProcesses, processView, runStateView, type ProcessView } from '../../projections/runs.js';
 import { ValidationError } from '../errors.js';
 import { defineRoute, type RouteInput, type RouteReply } from '../route.js';
@@ -58,8 +59,33 @@ export async function startRun(input: AnyInput, request: Omit<RunRequest, 'idemp
   const userId = input.principal?.userId ?? null;
   const ports = { eventStore: services.eventStore, runs: services.runs, newId: services.newId, settings: services.config };
   const started = await startRunCommand(ports, input.command, request, { userId, idempotencyKey: userId ? idempotencyKeyOf(input) : null });
+  const finished = started.repeated ?? started.state;
+  if (!request.async && finished) await settleFinishedRun(input, started.processId, finished, started.position);
   if (started.repeated) return { processId: started.processId, state: null, repeated: runStateView(started.processId, started.repeated) };
   return { processId: started.processId, state: started.state, repeated: null };
+}
+
+/** The position of a stream's newest event (null when it has none). */
+async function lastPositionOf(input: AnyInput, streamId: string): Promise<number | null> {
+  const [last] = await input.services.eventStore.readStream(streamId, { direction: 'backwards', maxCount: 1 });
+  return last?.position ?? null;
+}
+
+/**
+ * A synchronous answer carries a finished result, so the next read by the same client must find
+ * it (issue 38): before answering, the read models reach the run's last event, and the events the
+ * run wrote outside its stream (the node history entries in the flow's stream, the organization's
+ * spend). Each is waited for on its own stream's newest event, because a projector's position only
+ * moves with events of its own categories. Bounded by READ_YOUR_WRITES_TIMEOUT_MS like every other
+ * write (X-Read-Model: pending when it ran out); async answers (202) do not wait.
+ */
+async function settleFinishedRun(input: AnyInput, processId: string, run: RunState, position: number | null): Promise<void> {
+  await input.settle(position ?? (await lastPositionOf(input, runStreamId(processId))), runStreamId(processId));
+  if (run.saveToHistory) await input.settle(await lastPositionOf(input, flowStreamId(run.flowId)), flowStreamId(run.flowId));
+  if (run.orgId && run.usage.cost > 0) {
+    const spend = spendStreamId(run.orgId, spendPeriodOf(run.finishedAt ?? input.command.now.toISOString()));
+    await input.settle(await lastPositionOf(input, spend), spend);
+  }
 }
 
 /**

@@ -103,7 +103,9 @@ export async function benchFootprint(report: Report): Promise<void> {
     const readModelBytes = statSync(join(dir.path, 'read-models.db')).size;
     console.log(`footprint: projected in ${(coldMs / 1000).toFixed(1)} s; restarting`);
     const t0 = now();
-    service = await startBuiltServiceProcess(env, 600_000);
+    // BENCH_FOOTPRINT_PROFILE_DIR: a CPU profile of the restarted process (what its start-up costs).
+    const profile = process.env.BENCH_FOOTPRINT_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_FOOTPRINT_PROFILE_DIR}`] : [];
+    service = await startBuiltServiceProcess(env, 600_000, profile);
     for (;;) {
       const h = await fetch(`${service.baseUrl}/health`).catch(() => null);
       if (h?.status === 200) break;
