@@ -10,6 +10,13 @@ import { expect } from 'chai';
 import Database from 'better-sqlite3';
 import { SqliteReadStore } from '../../infra/read-store/sqlite.js';
 import { DuplicateKeyError } from '../../infra/ports/read-store.js';
+import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
+import { ProjectionRunner } from '../../infra/projection-runner.js';
+import { createLogger } from '../../infra/logger.js';
+import { probesProjector } from '../../projections/probes.js';
+import { probeStreamId } from '../../domain/probes/index.js';
+import { probeCreated } from '../bench/support.js';
+import { waitUntil } from '../support/test-service.js';
 
 describe('SQLite read store', () => {
   let dir: string;
@@ -127,5 +134,25 @@ describe('SQLite read store', () => {
     expect(await batch).to.equal('rolled back');
     await outside;
     expect((await c.find({})).map((d) => d._id)).to.deep.equal(['outside']);
+  });
+
+  it('read models ahead of the log (its file replaced) are dropped and rebuilt at start, not resumed', async () => {
+    const events = new SqliteEventStore(join(dir, 'events.db'));
+    try {
+      await events.append(probeStreamId('p1'), [probeCreated('p1')], 'no_stream');
+      const store = openStore();
+      await store.collection('probes').insertOne({ _id: 'from-another-log', name: 'stale', value: 7, version: 3 });
+      await store.checkpoints.set('projection:probes', 5_000);
+      const runner = new ProjectionRunner(events, store, [probesProjector], createLogger('silent'));
+      await runner.start();
+      try {
+        await waitUntil('the rebuild reached the head', async () => ((await store.checkpoints.get('projection:probes')) ?? 0) === (await events.headPosition()), 10_000);
+        expect((await store.collection('probes').find({})).map((d) => d._id)).to.deep.equal(['p1']);
+      } finally {
+        await runner.stop();
+      }
+    } finally {
+      await events.close();
+    }
   });
 });
