@@ -117,6 +117,30 @@ for (const mode of availableModes()) {
       }, processesOfFlow);
     });
 
+    it(`an agent message answered as JSON: the agent's session list counts it (${ROUNDS} times)`, async () => {
+      const agent = (await client.as(owner, 'POST', '/agents', { name: 'visible', provider: 'offline', model: 'offline' })).body.agent;
+      const sessions: string[] = [];
+      for (let i = 0; i < CLIENTS; i++) sessions.push((await client.as(owner, 'POST', `/agents/${agent.id}/sessions`, { title: `client ${i}` })).body.session.id);
+      const sent = new Map<string, number>();
+      let next = 0;
+      const misses: string[] = [];
+      // One session per client: a session takes one turn at a time.
+      await Promise.all(
+        sessions.map(async (sessionId) => {
+          while (next++ < ROUNDS) {
+            const res = await client.as(owner, 'POST', `/agents/${agent.id}/sessions/${sessionId}/messages`, { content: `message ${next}` });
+            expect(res.status, res.text).to.equal(200);
+            sent.set(sessionId, (sent.get(sessionId) ?? 0) + 1);
+            const list = await client.as(owner, 'GET', `/agents/${agent.id}/sessions?limit=${CLIENTS}`);
+            expect(list.status, list.text).to.equal(200);
+            const count = (list.body.items as Array<{ id: string; messageCount: number }>).find((x) => x.id === sessionId)?.messageCount;
+            if (count !== sent.get(sessionId)) misses.push(`${sessionId}: listed ${count}, sent ${sent.get(sessionId)} (X-Read-Model: ${res.headers.get('x-read-model')})`);
+          }
+        }),
+      );
+      expect(misses, `${misses.length} of ${ROUNDS} answers not in the next read`).to.deep.equal([]);
+    });
+
     it(`the public trigger (sync): the flow's processes list it, and its status is that run (${ROUNDS} times)`, async () => {
       await everyAnswerVisible(async () => {
         const res = await call(svc.baseUrl, 'POST', `/public/flows/${flowId}/trigger`, { who: 'trigger' }, { 'X-Trigger-Key': triggerKey });
