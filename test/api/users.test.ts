@@ -225,16 +225,17 @@ for (const mode of availableModes()) {
     let svc: TestService;
     const clock = new TestClock();
     before(async () => {
-      svc = await startTestService(mode, { JWT_TTL_SECONDS: '1' }, { clock });
+      // A TTL far longer than a slow machine's login → first call, so only the advanced clock expires it.
+      svc = await startTestService(mode, { JWT_TTL_SECONDS: '600' }, { clock });
     });
     after(async () => svc?.stop());
 
     it('refuses a JWT once it has expired', async () => {
       const user = await registerUser(svc.baseUrl);
       const fresh = await login(svc.baseUrl, user.email, user.password);
-      expect(fresh.body.expiresIn).to.equal(1);
+      expect(fresh.body.expiresIn).to.equal(600);
       expect((await call(svc.baseUrl, 'GET', '/users/me', undefined, fresh.auth!)).status).to.equal(200);
-      clock.advance(2100);
+      clock.advance(601_000);
       const res = await call(svc.baseUrl, 'GET', '/users/me', undefined, fresh.auth!);
       expect(res.status).to.equal(401);
       expect(res.body.error.code).to.equal('UNAUTHENTICATED');
