@@ -322,7 +322,7 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** update an organization: name, description, monthly LLM budget limit in USD (null: no limit) */
+        /** update an organization: name, description, monthly LLM budget limit in USD (null: no limit), run-history retention (null: the service's) */
         put: operations["updateOrganization"];
         post?: never;
         /** delete an organization (owner only); its members lose their membership */
@@ -5049,6 +5049,8 @@ export interface operations {
                             createdAt: string;
                             updatedAt: string;
                             budgetLimitUsd: number | null;
+                            runHistoryKeepDays: number | null;
+                            runHistoryKeepLast: number | null;
                             /** @enum {string} */
                             role: "owner" | "admin" | "editor" | "viewer";
                             joinedAt?: string;
@@ -5124,6 +5126,8 @@ export interface operations {
                             createdAt: string;
                             updatedAt: string;
                             budgetLimitUsd: number | null;
+                            runHistoryKeepDays: number | null;
+                            runHistoryKeepLast: number | null;
                             /** @enum {string} */
                             role: "owner" | "admin" | "editor" | "viewer";
                             joinedAt?: string;
@@ -5213,6 +5217,8 @@ export interface operations {
                             createdAt: string;
                             updatedAt: string;
                             budgetLimitUsd: number | null;
+                            runHistoryKeepDays: number | null;
+                            runHistoryKeepLast: number | null;
                             /** @enum {string} */
                             role: "owner" | "admin" | "editor" | "viewer";
                             joinedAt?: string;
@@ -5330,13 +5336,17 @@ export interface operations {
                  * @example {
                  *       "name": "example",
                  *       "description": "example",
-                 *       "budgetLimitUsd": 0
+                 *       "budgetLimitUsd": 0,
+                 *       "runHistoryKeepDays": 0,
+                 *       "runHistoryKeepLast": 0
                  *     }
                  */
                 "application/json": {
                     name?: string;
                     description?: string;
                     budgetLimitUsd?: number | null;
+                    runHistoryKeepDays?: number | null;
+                    runHistoryKeepLast?: number | null;
                 };
             };
         };
@@ -5358,6 +5368,8 @@ export interface operations {
                             createdAt: string;
                             updatedAt: string;
                             budgetLimitUsd: number | null;
+                            runHistoryKeepDays: number | null;
+                            runHistoryKeepLast: number | null;
                             /** @enum {string} */
                             role: "owner" | "admin" | "editor" | "viewer";
                             joinedAt?: string;
@@ -6027,6 +6039,8 @@ export interface operations {
                             createdAt: string;
                             updatedAt: string;
                             budgetLimitUsd: number | null;
+                            runHistoryKeepDays: number | null;
+                            runHistoryKeepLast: number | null;
                             /** @enum {string} */
                             role: "owner" | "admin" | "editor" | "viewer";
                             joinedAt?: string;
@@ -6750,6 +6764,8 @@ export interface operations {
                             createdAt: string;
                             updatedAt: string;
                             budgetLimitUsd: number | null;
+                            runHistoryKeepDays: number | null;
+                            runHistoryKeepLast: number | null;
                             /** @enum {string} */
                             role: "owner" | "admin" | "editor" | "viewer";
                             joinedAt?: string;
@@ -6861,6 +6877,8 @@ export interface operations {
                             createdAt: string;
                             updatedAt: string;
                             budgetLimitUsd: number | null;
+                            runHistoryKeepDays: number | null;
+                            runHistoryKeepLast: number | null;
                             /** @enum {string} */
                             role: "owner" | "admin" | "editor" | "viewer";
                             joinedAt?: string;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { DomainError, fold, type Decider } from '../domain/shared/decider.js';
 import { wasChecked, type DomainEvent, type EventMetadata } from '../domain/shared/events.js';
 import { ConcurrencyError, type EventStore, type ExpectedRevision } from '../infra/ports/event-store.js';
+import { findSnapshot, saveSnapshot, snapshotDue } from './snapshots.js';
 import { oneWriterPerStream } from './stream-writers.js';
 
 /** Who and why: becomes the metadata of every event the command appends (`now` its `occurredAt`). */
@@ -74,7 +75,8 @@ const CACHE_LIMIT = 10_000;
 /** Settled states (finished runs) kept: enough for the reads that follow an aggregate's last step. */
 const SETTLED_CACHE_LIMIT = 500;
 
-type Cached = { revision: number; state: unknown };
+/** `snapshotAt`: revision of the stream's newest snapshot this process knows of (-1: none). */
+type Cached = { revision: number; state: unknown; snapshotAt: number };
 /** One decider's folded states: live ones, and settled ones in their own smaller LRU. */
 interface StateCache {
   live: Map<string, Cached>;
@@ -102,33 +104,50 @@ const cachedIn = (cache: StateCache, streamId: string) => cache.live.get(streamI
 
 /** The folded state of a stream through the same cache the handler uses: cheap for a stream read often (a run's executor). */
 export async function loadState<S>(store: EventStore, streamId: string, decider: Decider<any, S, any>): Promise<{ state: S; revision: number }> {
-  return load<S, DomainEvent>(store, streamId, decider as unknown as Decider<unknown, S, DomainEvent>);
-}
-
-async function load<S, E>(store: EventStore, streamId: string, decider: Decider<unknown, S, DomainEvent>): Promise<{ state: S; revision: number }> {
-  const cached = cachedIn(cacheFor(store, decider), streamId) as { revision: number; state: S } | undefined;
-  const fresh = await store.readStream(streamId, cached ? { fromRevision: cached.revision + 1 } : undefined);
-  const state = fold(decider.evolve, cached ? cached.state : decider.initialState, fresh as unknown as DomainEvent[]);
-  const revision = fresh.length > 0 ? fresh[fresh.length - 1].revision : (cached?.revision ?? -1);
-  remember(store, decider, streamId, revision, state);
+  const { state, revision } = await load<S, DomainEvent>(store, streamId, decider as unknown as Decider<unknown, S, DomainEvent>);
   return { state, revision };
 }
 
-/** The folded state this process last saw of a stream, without reading it (undefined when not cached). */
-export function cachedState<S>(store: EventStore, streamId: string, decider: Decider<any, S, any>): { state: S; revision: number } | undefined {
-  return cachedIn(cacheFor(store, decider), streamId) as { state: S; revision: number } | undefined;
+/**
+ * Folds from the cached state, else from the stream's newest snapshot (long streams), else from
+ * the first event; then snapshots the result when the stream has grown SNAPSHOT_EVERY past its last one.
+ */
+async function load<S, E>(store: EventStore, streamId: string, decider: Decider<unknown, S, DomainEvent>): Promise<{ state: S; revision: number; snapshotAt: number }> {
+  const start = (cachedIn(cacheFor(store, decider), streamId) as (Cached & { state: S }) | undefined) ?? (await fromSnapshot(store, streamId, decider));
+  const fresh = await store.readStream(streamId, start ? { fromRevision: start.revision + 1 } : undefined);
+  const state = fold(decider.evolve, start ? start.state : decider.initialState, fresh as unknown as DomainEvent[]);
+  const revision = fresh.length > 0 ? fresh[fresh.length - 1].revision : (start?.revision ?? -1);
+  const snapshotAt = await remember(store, decider, streamId, revision, state, start?.snapshotAt ?? -1);
+  return { state, revision, snapshotAt };
 }
 
-function remember<S>(store: EventStore, decider: Decider<any, S, any>, streamId: string, revision: number, state: S) {
-  if (revision < 0) return;
+async function fromSnapshot<S>(store: EventStore, streamId: string, decider: Decider<unknown, S, DomainEvent>): Promise<(Cached & { state: S }) | undefined> {
+  const snapshot = await findSnapshot(store, streamId, decider);
+  return snapshot ? { ...snapshot, snapshotAt: snapshot.revision } : undefined;
+}
+
+/** The folded state this process last saw of a stream, without reading it (undefined when not cached). */
+export function cachedState<S>(store: EventStore, streamId: string, decider: Decider<any, S, any>): { state: S; revision: number; snapshotAt: number } | undefined {
+  return cachedIn(cacheFor(store, decider), streamId) as { state: S; revision: number; snapshotAt: number } | undefined;
+}
+
+/** Caches the folded state, first snapshotting it when due; returns the revision of the newest snapshot known (-1: none). */
+async function remember<S>(store: EventStore, decider: Decider<any, S, any>, streamId: string, revision: number, state: S, snapshotAt: number): Promise<number> {
+  if (revision < 0) return snapshotAt;
+  if (snapshotDue(store, decider, revision, snapshotAt)) {
+    // Counted as taken even when not stored (too large): retried SNAPSHOT_EVERY events later, not at every command.
+    await saveSnapshot(store, streamId, decider, revision, state);
+    snapshotAt = revision;
+  }
   const cache = cacheFor(store, decider);
   cache.live.delete(streamId);
   cache.settled.delete(streamId);
   const settled = decider.settled?.(state) === true;
   const into = settled ? cache.settled : cache.live;
   // Re-inserted last: Map order doubles as least-recently-used order.
-  into.set(streamId, { revision, state });
+  into.set(streamId, { revision, state, snapshotAt });
   if (into.size > (settled ? SETTLED_CACHE_LIMIT : CACHE_LIMIT)) into.delete(into.keys().next().value!);
+  return snapshotAt;
 }
 
 /** Load, fold, decide, append with the expected revision, one writer per stream in this process; retry another process's conflict a bounded number of times. */
@@ -172,7 +191,7 @@ async function decideAndAppend<C, S, E extends DomainEvent>(store: EventStore, o
   for (let attempt = 1; ; attempt++) {
     const cached = useCache ? cachedState<S>(store, streamId, decider) : undefined;
     useCache = false;
-    const { state, revision } = cached ?? (await load<S, E>(store, streamId, decider as unknown as Decider<unknown, S, DomainEvent>));
+    const { state, revision, snapshotAt } = cached ?? (await load<S, E>(store, streamId, decider as unknown as Decider<unknown, S, DomainEvent>));
     if (options.expectedRevision !== undefined && options.expectedRevision !== revision) {
       throw new PreconditionFailedError(streamId, options.expectedRevision, revision);
     }
@@ -203,7 +222,7 @@ async function decideAndAppend<C, S, E extends DomainEvent>(store: EventStore, o
         events.map((e) => ({ id: randomUUID(), type: e.type, data: e.data, metadata })),
         expected,
       );
-      remember(store, decider, streamId, result.revision, next);
+      await remember(store, decider, streamId, result.revision, next, snapshotAt);
       return { events, state: next, revision: result.revision, position: result.position };
     } catch (err) {
       if (!(err instanceof ConcurrencyError)) throw err;

@@ -40,7 +40,7 @@ export function updateOrganization(
   context: CommandContext,
   orgId: string,
   actorId: string,
-  changes: { name?: string; description?: string; budgetLimitUsd?: number | null },
+  changes: { name?: string; description?: string; budgetLimitUsd?: number | null; runHistoryKeepDays?: number | null; runHistoryKeepLast?: number | null },
 ) {
   return handleOrgCommand(store, inOrg(context, orgId), orgId, { type: 'UpdateOrganization', actorId, ...changes });
 }

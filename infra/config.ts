@@ -45,6 +45,8 @@ export const configSchema = z.object({
   BODY_LIMIT_BYTES: positiveInt(1_048_576),
   READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).default(5000),
   COMMAND_MAX_ATTEMPTS: positiveInt(25),
+  /** A flow's or workflow's folded state is snapshotted once its stream is this many events past the last snapshot; 0: never. */
+  SNAPSHOT_EVERY: z.coerce.number().int().min(0).default(500),
   /** Embedded event store: `fsync` acknowledges an append once the disk has it; `process` once the OS has it (README: Durability). */
   DURABILITY: z.enum(['fsync', 'process']).default('fsync'),
   /** Embedded read models: `sqlite` keeps them on disk (DATA_DIR/read-models.db) and resumes at restart; `memory` rebuilds them from the log at every start. */
@@ -122,6 +124,12 @@ export const configSchema = z.object({
   RUN_TIMEOUT_MS: positiveInt(600_000),
   /** A queued run no worker claimed within this is claimed (or timed out) by the workers' sweep. */
   RUN_CLAIM_TIMEOUT_MS: positiveInt(30_000),
+  /** Finished runs keep their node events this many days, then are cut down to a summary (0: no age bound); an organization may set its own. */
+  RUN_HISTORY_KEEP_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
+  /** …and only the newest this many finished runs of each flow keep them (0: no count bound). */
+  RUN_HISTORY_KEEP_LAST: z.coerce.number().int().min(0).max(100_000_000).default(10_000),
+  /** How often the workers sweep for runs past their retention. */
+  RUN_HISTORY_SWEEP_MS: positiveInt(600_000),
   /** Workers record a heartbeat event this often; a worker silent for three intervals is dead and its runs are taken over. */
   WORKER_HEARTBEAT_MS: positiveInt(5_000),
   /** Bearer token a Prometheus scraper presents at GET /api/metrics (16–256 characters); unset: operators' credentials only. */

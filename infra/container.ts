@@ -22,6 +22,7 @@ import type { Logger } from './ports/logger.js';
 import type { CheckpointStore, ReadStore } from './ports/read-store.js';
 import { ProjectionRunner } from './projection-runner.js';
 import { setCommandMaxAttempts } from '../commands/handle.js';
+import { configureSnapshots } from '../commands/snapshots.js';
 import { MemoryReadStore } from './read-store/memory.js';
 import { SqliteReadStore } from './read-store/sqlite.js';
 import type { Services } from './ports/services.js';
@@ -84,6 +85,7 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
   const masterKey = loadOrCreateKey(config.ENCRYPTION_KEY, config.DATA_DIR, 'encryption.key');
   const sealedBox = new SealedBox(masterKey);
   const eventStore: EventStore = new UpcastingEventStore(rawEventStore, allUpcastersWith({ sealBox: (plaintext) => sealedBox.seal(plaintext) }));
+  configureSnapshots(eventStore, { every: config.SNAPSHOT_EVERY });
 
   // On disk only where one process projects into it (the whole service); the embedded split's
   // roles keep private in-memory read models, as each projects for itself.

@@ -6,6 +6,8 @@ import { healthRoutes } from '../api/routes/health.js';
 import { metricsRoutes } from '../api/routes/metrics.js';
 import { allConsumers } from '../consumers/index.js';
 import { startRunRecovery, type RunRecovery } from '../consumers/runs-recovery.js';
+import { startRunRetention } from '../consumers/runs-retention.js';
+import { orgRunRetentions, runRetentionQueries } from '../projections/runs-retention.js';
 import { deadLetterRetrier } from '../consumers/operations-dead-letters.js';
 import { ConfigError, loadConfig, parseRole } from './config.js';
 import { buildServices, closeServices } from './container.js';
@@ -29,6 +31,7 @@ async function main() {
   await services.projections.start();
   const consumers: RunningConsumer[] = [];
   let recovery: RunRecovery | undefined;
+  let retention: { stop(): Promise<void> } | undefined;
   if (runsWorkers) {
     services.bus.startRelay?.();
     const workerId = `${role}:${process.pid}`;
@@ -40,6 +43,17 @@ async function main() {
       { eventStore: services.eventStore, clock: { now: services.now }, logger: services.logger, runs: services.runs, queries: services.runRecovery, settings: config },
       `${role}:${process.pid}`,
       role,
+    );
+    retention = startRunRetention(
+      {
+        eventStore: services.eventStore,
+        clock: { now: services.now },
+        logger: services.logger,
+        queries: runRetentionQueries(services.readStore),
+        orgRetentions: () => orgRunRetentions(services.readStore),
+        defaults: { keepDays: config.RUN_HISTORY_KEEP_DAYS, keepLast: config.RUN_HISTORY_KEEP_LAST },
+      },
+      config.RUN_HISTORY_SWEEP_MS,
     );
   }
 
@@ -71,6 +85,7 @@ async function main() {
       server.closeIdleConnections();
     });
     await recovery?.stop();
+    await retention?.stop();
     for (const consumer of consumers) await consumer.stop();
     await closeServices(services);
     logger.info('stopped');

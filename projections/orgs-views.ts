@@ -22,6 +22,9 @@ export interface OrgView extends Doc {
   createdAt: string;
   updatedAt: string;
   budgetLimitUsd: number | null;
+  /** Absent on organizations that never set them: the service default. */
+  runHistoryKeepDays?: number | null;
+  runHistoryKeepLast?: number | null;
 }
 
 /** The authenticator's MembershipView (`_id = ${orgId}:${userId}`) plus what the members list shows. */

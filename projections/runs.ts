@@ -235,6 +235,8 @@ export function runStateView(processId: string, s: RunState) {
     requestedAt: s.requestedAt,
     startedAt: s.startedAt,
     finishedAt: s.finishedAt,
+    /** Set once retention cut the run down to its summary: node outputs, inputs and outputs are no longer kept. */
+    historyPruned: s.historyPruned ?? null,
     version: s.version,
   };
 }

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { flowScopeOf } from '../../commands/flows.js';
+import { stateAtRevision } from '../../commands/snapshots.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import type { RecordedEvent } from '../../domain/shared/events.js';
-import { flowAtVersion, flowNotFound, flowStreamId, idSchema, isVisibleTo, maskFlowEventSecrets, toFlowView, type FlowScope } from '../../domain/flows/index.js';
+import { flowDecider, flowNotFound, flowStreamId, idSchema, isVisibleTo, maskFlowEventSecrets, toFlowView, type FlowScope } from '../../domain/flows/index.js';
 import type { EventStore } from '../../infra/ports/event-store.js';
 import { defineRoute } from '../route.js';
 import { MAX_PAGE_SIZE } from './pagination.js';
@@ -150,12 +151,11 @@ export const flowAuditRoutes = [
     },
     async handler({ params, principal, services }) {
       await requireVisibleStream(services.eventStore, params.flowId, flowScopeOf(principal!));
-      // Only the events up to that version are read and folded: old versions stay cheap.
-      const events = await services.eventStore.readStream(flowStreamId(params.flowId), { maxCount: params.version + 1 });
-      const state = flowAtVersion(events, params.version);
-      if (!state) {
-        const latest = events.length - 1;
-        throw new DomainError('VERSION_NOT_FOUND', `flow ${params.flowId} has no version ${params.version} (latest is ${latest})`, 'not_found', { latest });
+      // Only the events up to that version are read and folded, from the newest kept snapshot at or
+      // before it when there is one: old versions stay cheap, and so do recent ones of a long flow.
+      const { state, folded } = await stateAtRevision(services.eventStore, flowStreamId(params.flowId), flowDecider, params.version);
+      if (folded < params.version) {
+        throw new DomainError('VERSION_NOT_FOUND', `flow ${params.flowId} has no version ${params.version} (latest is ${folded})`, 'not_found', { latest: folded });
       }
       return { status: 200, body: { success: true, version: params.version, deleted: state.deleted, flow: toFlowView(state) } };
     },

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { createOrganization, deleteOrganization, updateOrganization } from '../../commands/orgs.js';
-import { budgetLimitSchema, descriptionSchema, orgNameSchema, orgStreamId } from '../../domain/orgs/index.js';
+import { budgetLimitSchema, descriptionSchema, orgNameSchema, orgStreamId, runHistoryKeepDaysSchema, runHistoryKeepLastSchema } from '../../domain/orgs/index.js';
 import { PERMISSIONS, ROLES, ROLE_PERMISSIONS } from '../../domain/shared/permissions.js';
 import { findUserAuth } from '../../projections/users-auth.js';
 import { firstWorkspace, getMember, getOrg, getWorkspace, listMyOrgs } from '../../projections/orgs.js';
@@ -104,12 +104,20 @@ export const orgCoreRoutes = [
     method: 'PUT',
     path: '/orgs/{orgId}',
     operationId: 'updateOrganization',
-    summary: 'update an organization: name, description, monthly LLM budget limit in USD (null: no limit)',
+    summary: "update an organization: name, description, monthly LLM budget limit in USD (null: no limit), run-history retention (null: the service's)",
     tag,
     auth: 'bearer',
     permission: 'manage_settings',
     params: orgParams,
-    body: notEmpty(z.strictObject({ name: orgNameSchema.optional(), description: descriptionSchema.optional(), budgetLimitUsd: budgetLimitSchema.nullable().optional() })),
+    body: notEmpty(
+      z.strictObject({
+        name: orgNameSchema.optional(),
+        description: descriptionSchema.optional(),
+        budgetLimitUsd: budgetLimitSchema.nullable().optional(),
+        runHistoryKeepDays: runHistoryKeepDaysSchema.nullable().optional(),
+        runHistoryKeepLast: runHistoryKeepLastSchema.nullable().optional(),
+      }),
+    ),
     responses: {
       200: { description: 'updated', schema: z.object({ success: z.literal(true), organization: myOrganizationSchema }) },
       403: { description: 'role lacks manage_settings' },

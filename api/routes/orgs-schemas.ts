@@ -14,6 +14,9 @@ export const organizationSchema = z.object({
   createdAt: z.string(),
   updatedAt: z.string(),
   budgetLimitUsd: z.number().nullable(),
+  /** Null: the service's RUN_HISTORY_KEEP_DAYS / RUN_HISTORY_KEEP_LAST; 0: no such bound. */
+  runHistoryKeepDays: z.number().nullable(),
+  runHistoryKeepLast: z.number().nullable(),
 });
 export const myOrganizationSchema = organizationSchema.extend({ role: z.enum(ROLES), joinedAt: z.string().optional() });
 export const memberSchema = z.object({ userId: z.string(), email: z.string().nullable(), name: z.string().nullable(), role: z.enum(ROLES), joinedAt: z.string() });
@@ -57,6 +60,8 @@ export const orgView = (o: OrgView) => ({
   createdAt: o.createdAt,
   updatedAt: o.updatedAt,
   budgetLimitUsd: o.budgetLimitUsd ?? null,
+  runHistoryKeepDays: o.runHistoryKeepDays ?? null,
+  runHistoryKeepLast: o.runHistoryKeepLast ?? null,
 });
 export const myOrgView = (o: OrgView, role: Role, joinedAt?: string) => ({ ...orgView(o), role, ...(joinedAt && { joinedAt }) });
 export const memberView = (m: MemberView) => ({ userId: m.userId, email: m.email ?? null, name: m.name ?? null, role: m.role, joinedAt: m.joinedAt });

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { ApiClient, backoffMs, isTransient, sleep, type RequestBody } from '../lib/api.js';
 import { contextOf } from '../lib/context.js';
 import { EXIT, usageError } from '../lib/errors.js';
-import { describeEvent, exitForStatus, FINAL_EVENTS, NodeNames, RunProgress, runEvents, statusOfFinal } from '../lib/run-events.js';
+import { describeEvent, exitForStatus, FINAL_EVENTS, finalStatusOf, NodeNames, RunProgress, runEvents } from '../lib/run-events.js';
 
 /** `k=v`: v as JSON when it parses (`n=3`, `ok=true`, `o={"a":1}`), else the text itself. */
 export function parseInput(pair: string, previous: Record<string, unknown> = {}): Record<string, unknown> {
@@ -72,7 +72,7 @@ export function registerRunCommands(program: Command) {
       try {
         for await (const event of runEvents(api, processId)) {
           progress.on(event);
-          if (FINAL_EVENTS.has(event.type)) final = statusOfFinal[event.type];
+          if (FINAL_EVENTS.has(event.type)) final = finalStatusOf(event);
         }
       } finally {
         progress.stop();
@@ -112,7 +112,7 @@ export function registerRunCommands(program: Command) {
       let final: string | null = null;
       for await (const event of runEvents(api, processId, { fromRevision: options.from ?? 0, follow: options.follow })) {
         names.learn(event);
-        if (FINAL_EVENTS.has(event.type)) final = statusOfFinal[event.type];
+        if (FINAL_EVENTS.has(event.type)) final = finalStatusOf(event);
         const line = describeEvent(event, names);
         if (line === null) continue;
         out.line(event, () => `${event.occurredAt.slice(11, 23)}  #${String(event.revision).padEnd(3)} ${line}`);

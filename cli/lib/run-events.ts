@@ -11,8 +11,10 @@ export interface RunEvent {
   occurredAt: string;
 }
 
-export const FINAL_EVENTS = new Set(['RunCompleted', 'RunFailed', 'RunStopped', 'RunTimedOut']);
-export const statusOfFinal: Record<string, string> = { RunCompleted: 'completed', RunFailed: 'failed', RunStopped: 'stopped', RunTimedOut: 'timed_out' };
+/** A pruned run's stream starts at RunHistoryPruned (retention), which is final too: it sums up a finished run. */
+export const FINAL_EVENTS = new Set(['RunCompleted', 'RunFailed', 'RunStopped', 'RunTimedOut', 'RunHistoryPruned']);
+const statusOfFinal: Record<string, string> = { RunCompleted: 'completed', RunFailed: 'failed', RunStopped: 'stopped', RunTimedOut: 'timed_out' };
+export const finalStatusOf = (event: RunEvent): string => statusOfFinal[event.type] ?? event.data?.summary?.status ?? 'unknown';
 
 /**
  * A run's events in order, from `fromRevision`, following it until its final event (or, with
@@ -98,6 +100,8 @@ export function describeEvent(event: RunEvent, names: NodeNames): string | null 
       return 'run stopped';
     case 'RunTimedOut':
       return `run timed out: ${d.reason}`;
+    case 'RunHistoryPruned':
+      return `history pruned (${d.reason === 'age' ? `older than ${d.keepDays} days` : `beyond the last ${d.keepLast} runs of the flow`}): ${d.prunedEvents} earlier events deleted, the ${d.summary?.status ?? ''} run kept as its summary`;
     default:
       return event.type;
   }

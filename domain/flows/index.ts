@@ -32,4 +32,6 @@ export const flowDecider: Decider<FlowCommand, FlowState, FlowEvent> = {
   eventSchemas: flowEventSchemas,
   evolve: evolveFlow,
   decide: decideFlow,
+  // A flow edited for years is a long stream: snapshotted (commands/snapshots.ts). Bump when evolveFlow folds differently.
+  stateVersion: 1,
 };

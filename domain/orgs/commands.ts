@@ -12,7 +12,7 @@ export type OrgCommand =
       defaultWorkspaceId: string;
       at: string;
     }
-  | { type: 'UpdateOrganization'; actorId: string; name?: string; description?: string; budgetLimitUsd?: number | null; at: string }
+  | { type: 'UpdateOrganization'; actorId: string; name?: string; description?: string; budgetLimitUsd?: number | null; runHistoryKeepDays?: number | null; runHistoryKeepLast?: number | null; at: string }
   | { type: 'DeleteOrganization'; actorId: string; at: string }
   | { type: 'ChangeMemberRole'; actorId: string; userId: string; role: Role; at: string }
   /** `userId === actorId` is leaving, which needs no permission. */

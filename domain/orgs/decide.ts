@@ -22,9 +22,10 @@ export const decideOrg = decideByType<OrgCommand, OrgState, OrgEvent>({
   },
   UpdateOrganization: (command, state) => {
     requirePermission(state, command.actorId, 'manage_settings');
-    const { name, description, budgetLimitUsd, actorId, at } = command;
-    if (name === undefined && description === undefined && budgetLimitUsd === undefined) return [];
-    const changes = { ...(name !== undefined && { name }), ...(description !== undefined && { description }), ...(budgetLimitUsd !== undefined && { budgetLimitUsd }) };
+    const { actorId, at, type: _type, ...fields } = command;
+    // Only what the command names changes; an absent field keeps its value.
+    const changes = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+    if (!Object.keys(changes).length) return [];
     return [{ type: 'OrganizationUpdated', data: { ...changes, updatedBy: actorId, at } }];
   },
   DeleteOrganization: (command, state) => {

@@ -12,6 +12,9 @@ export const llmProviderSchema = z.enum(LLM_PROVIDERS);
 export type LlmProvider = z.infer<typeof llmProviderSchema>;
 /** Budget limits are US dollars per calendar month (UTC). */
 export const budgetLimitSchema = z.number().finite().min(0).max(1_000_000_000);
+/** Run-history retention of the organization's runs (null: the service's RUN_HISTORY_KEEP_DAYS / _LAST; 0: no such bound). */
+export const runHistoryKeepDaysSchema = z.number().int().min(0).max(36_500);
+export const runHistoryKeepLastSchema = z.number().int().min(0).max(100_000_000);
 
 const at = z.string();
 
@@ -22,6 +25,8 @@ export const orgEventSchemas = {
     name: orgNameSchema.optional(),
     description: descriptionSchema.optional(),
     budgetLimitUsd: budgetLimitSchema.nullable().optional(),
+    runHistoryKeepDays: runHistoryKeepDaysSchema.nullable().optional(),
+    runHistoryKeepLast: runHistoryKeepLastSchema.nullable().optional(),
     updatedBy: z.string(),
     at,
   }),

@@ -1,4 +1,4 @@
-import type { ConditionalResult, NodeError, NodeUsage, OverrideConfig, RunMode } from './events.js';
+import type { ConditionalResult, NodeError, NodeUsage, OverrideConfig, PruneReason, RunMode } from './events.js';
 import type { FlowOrigin } from './state.js';
 
 /**
@@ -77,6 +77,11 @@ export type RunCommand =
    * The workers' sweep over queued runs: one nobody claimed within `claimTimeoutMs` is claimed by
    * `workerId`, or timed out when it is already past `runTimeoutMs`; else no event.
    */
-  | (Base & { type: 'SweepUnclaimedRun'; workerId: string; claimTimeoutMs: number; runTimeoutMs: number });
+  | (Base & { type: 'SweepUnclaimedRun'; workerId: string; claimTimeoutMs: number; runTimeoutMs: number })
+  /**
+   * Retention (consumers/runs-retention.ts): a finished run's history is cut down to its summary.
+   * A run still active is refused; one already pruned records nothing.
+   */
+  | (Base & { type: 'PruneRunHistory'; reason: PruneReason; keepDays: number | null; keepLast: number | null });
 
 export type RunCommandOf<T extends RunCommand['type']> = Extract<RunCommand, { type: T }>;

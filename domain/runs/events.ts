@@ -73,6 +73,59 @@ export const nodeCompletedSchema = z.object({
 });
 export const nodeFailedSchema = z.object({ nodeId: id, attempt: z.number().int().min(1), error: nodeErrorSchema, executionTime: z.number().min(0), at });
 
+const FINISHED = ['completed', 'failed', 'stopped', 'timed_out'] as const;
+const NODE_STATUSES = ['pending', 'running', 'completed', 'failed', 'skipped'] as const;
+const nullableAt = at.nullable();
+
+/**
+ * What a pruned run keeps (RunHistoryPruned): who, which flow, how it ended, its timings, tokens,
+ * cost and errors, per node too; not its inputs, outputs, node outputs or the flow's snapshot.
+ */
+export const runSummarySchema = z.object({
+  processId: id,
+  flowId: id,
+  flowVersion: z.number().int().min(0),
+  ownerId: z.string().min(1),
+  orgId: z.string().nullable(),
+  workspaceId: z.string().nullable(),
+  mode: z.enum(RUN_MODES),
+  nodeId: id.nullable(),
+  async: z.boolean(),
+  requestedBy: z.string().nullable(),
+  source: z.string().min(1).max(50),
+  saveToHistory: z.boolean(),
+  idempotencyKey: z.string().max(MAX_SHORT_TEXT_LENGTH).nullable(),
+  status: z.enum(FINISHED),
+  workerId: z.string().nullable(),
+  resumes: z.number().int().min(0),
+  stopRequested: z.object({ by: z.string().nullable(), at }).nullable(),
+  usage: usageTotalsSchema,
+  outputsTruncated: z.boolean(),
+  failure: z.object({ code: z.string(), reason: z.string(), nodeId: id.nullable() }).nullable(),
+  requestedAt: at,
+  startedAt: nullableAt,
+  finishedAt: at,
+  nodes: z.array(
+    z.object({
+      nodeId: id,
+      nodeType: z.string().nullable(),
+      status: z.enum(NODE_STATUSES),
+      attempts: z.number().int().min(0),
+      startedAt: nullableAt,
+      finishedAt: nullableAt,
+      usage: nodeUsageSchema.nullable(),
+      executionTime: z.number().min(0).nullable(),
+      error: nodeErrorSchema.nullable(),
+      skipReason: z.string().nullable(),
+    }),
+  ),
+});
+export type RunSummary = z.infer<typeof runSummarySchema>;
+
+/** Why a run's history was pruned: older than the days kept, or beyond the runs kept per flow. */
+export const PRUNE_REASONS = ['age', 'count'] as const;
+export type PruneReason = (typeof PRUNE_REASONS)[number];
+
 export const runEventSchemas = {
   RunRequested: z.object({
     processId: id,
@@ -121,6 +174,20 @@ export const runEventSchemas = {
   RunTimedOut: z.object({ timeoutMs: z.number().int().min(0), reason: z.string().max(MAX_ERROR_MESSAGE_LENGTH), usage: usageTotalsSchema, at }),
   /** A new worker (or the same one restarted) took over; `interruptedNodeIds` were running and are pending again. */
   RunResumed: z.object({ workerId: z.string().min(1), previousWorkerId: z.string().nullable(), interruptedNodeIds: z.array(id), at }),
+  /**
+   * Run-history retention: the finished run's `prunedEvents` earlier events are deleted from its
+   * stream in the same append (domain/retention.ts), so the stream starts again here and the run
+   * lives on as its summary. The flow's stream and the audit of who ran what are untouched.
+   */
+  RunHistoryPruned: z.object({
+    reason: z.enum(PRUNE_REASONS),
+    /** The retention that applied: days kept and runs kept per flow (null: no such bound). */
+    keepDays: z.number().int().min(1).nullable(),
+    keepLast: z.number().int().min(1).nullable(),
+    prunedEvents: z.number().int().min(1),
+    summary: runSummarySchema,
+    at,
+  }),
 };
 
 export type RunEventType = keyof typeof runEventSchemas;

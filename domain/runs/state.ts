@@ -1,5 +1,6 @@
 import type { RunDefinition } from './definition.js';
-import type { ConditionalResult, NodeError, NodeUsage, OverrideConfig, RunEvent, RunMode, UsageTotals } from './events.js';
+import type { ConditionalResult, NodeError, NodeUsage, OverrideConfig, PruneReason, RunEvent, RunMode, UsageTotals } from './events.js';
+import { stateFromSummary } from './summary.js';
 
 export const RUN_STATUSES = ['queued', 'running', 'completed', 'failed', 'stopped', 'timed_out'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -66,6 +67,8 @@ export interface RunState extends FlowOrigin {
   startedAt: string | null;
   finishedAt: string | null;
   updatedAt: string;
+  /** Set once retention cut the run down to its summary (RunHistoryPruned): node outputs, inputs and the definition are gone. */
+  historyPruned: { at: string; reason: PruneReason; prunedEvents: number } | null;
   /** Revision of the last folded event (-1: none). */
   version: number;
 }
@@ -106,6 +109,7 @@ export const initialRunState: RunState = {
   startedAt: null,
   finishedAt: null,
   updatedAt: '',
+  historyPruned: null,
   version: -1,
 };
 
@@ -149,6 +153,8 @@ export const toHistoryUsage = (u: NodeUsage) => ({
 
 /** Every event moves `version` on by one, so it is always the stream revision of the last folded event. */
 export function evolveRun(state: RunState, event: RunEvent): RunState {
+  // The first event of a pruned stream: its revision is the number of events pruned before it.
+  if (event.type === 'RunHistoryPruned') return stateFromSummary(event.data, initialRunState);
   const next = apply(state, event);
   return { ...next, version: state.version + 1 };
 }

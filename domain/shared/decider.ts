@@ -17,6 +17,14 @@ export interface Decider<Command, State, Event extends DomainEvent> {
    * folded-state cache keeps only a few such states, so finished work does not crowd out live work.
    */
   settled?(state: State): boolean;
+  /**
+   * Set on aggregates whose streams grow long (flows, workflows): the command handler snapshots
+   * their folded state every SNAPSHOT_EVERY events and folds from the newest snapshot
+   * (commands/snapshots.ts). Bump it whenever the same events would fold into a different state
+   * (a changed evolve rule, a new upcaster of its events), so that older snapshots are ignored; a
+   * change of `initialState` (a new field) retires them without a bump. Absent: never snapshotted.
+   */
+  stateVersion?: number;
 }
 
 /** A context's decider from its four parts, so each `index.ts` names them in one line. */

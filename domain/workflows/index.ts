@@ -21,6 +21,8 @@ export * from './view.js';
 export const workflowDecider: Decider<WorkflowCommand, WorkflowState, WorkflowEvent> = {
   ...decider(initialWorkflowState, evolveWorkflow, decideWorkflow, workflowEventSchemas),
   settled: (state) => state.exists && isClosed(state.status),
+  // A workflow signalled for months is a long stream: snapshotted (commands/snapshots.ts). Bump when evolveWorkflow (or evolveRun) folds differently.
+  stateVersion: 1,
 };
 
 export const foldWorkflow = (events: Iterable<{ type: string; data: unknown }>): WorkflowState => fold(evolveWorkflow, initialWorkflowState, events as Iterable<WorkflowEvent>);

@@ -1,5 +1,6 @@
 import { Partitioners, type Admin, type Kafka, type Message, type Producer } from 'kafkajs';
 import { categoryOf, type RecordedEvent } from '../../domain/shared/events.js';
+import { SNAPSHOT_CATEGORY } from '../../domain/shared/snapshots.js';
 import type { EventStore, EventSubscription } from '../ports/event-store.js';
 import type { Logger } from '../ports/logger.js';
 import type { CheckpointStore } from '../ports/read-store.js';
@@ -44,17 +45,21 @@ export interface RelayStatus {
   failures: number;
 }
 
+/** `topic` and `message` null: an event of a category no subscriber is meant to see, passed over (its position still counts). */
 interface Outgoing {
   event: RecordedEvent;
-  topic: string;
-  message: Message;
+  topic: string | null;
+  message: Message | null;
 }
+
+/** Snapshots are a cache of our own folds (domain/shared/snapshots.ts), not events anyone downstream should read. */
+const UNPUBLISHED_CATEGORIES: ReadonlySet<string> = new Set([SNAPSHOT_CATEGORY]);
 
 const NOT_READY = Symbol('not-ready');
 const nextMacrotask = () => new Promise<typeof NOT_READY>((resolve) => setImmediate(() => resolve(NOT_READY)));
 
 /**
- * Publishes the event store's whole log to Kafka, in log order, after a durable checkpoint.
+ * Publishes the event store's whole log to Kafka (but snapshots), in log order, after a durable checkpoint.
  *
  * The checkpoint is stored only after the broker acknowledged (acks=-1), so a crash or an
  * outage re-publishes from the last stored checkpoint (which trails the acknowledged position by
@@ -222,7 +227,9 @@ export class KafkaRelay {
   }
 
   private outgoing(event: RecordedEvent): Outgoing {
-    return { event, topic: topicFor(this.prefix, categoryOf(event.streamId)), message: encodeEvent(event) };
+    const category = categoryOf(event.streamId);
+    if (UNPUBLISHED_CATEGORIES.has(category)) return { event, topic: null, message: null };
+    return { event, topic: topicFor(this.prefix, category), message: encodeEvent(event) };
   }
 
   private async publish(batch: Outgoing[]): Promise<void> {
@@ -233,12 +240,15 @@ export class KafkaRelay {
     // their relative order inside the request is their log order.
     const byTopic = new Map<string, Message[]>();
     for (const { topic, message } of batch) {
+      if (topic === null || message === null) continue;
       let messages = byTopic.get(topic);
       if (!messages) byTopic.set(topic, (messages = []));
       messages.push(message);
     }
-    await ensureTopics(admin, [...byTopic.keys()], this.options.topics);
-    await producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+    if (byTopic.size > 0) {
+      await ensureTopics(admin, [...byTopic.keys()], this.options.topics);
+      await producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+    }
     const position = batch[batch.length - 1].event.position;
     this.state.position = position;
     this.state.failures = 0;
@@ -271,5 +281,5 @@ export class KafkaRelay {
 }
 
 function size({ message }: Outgoing): number {
-  return String(message.value ?? '').length + 256;
+  return message ? String(message.value ?? '').length + 256 : 0;
 }

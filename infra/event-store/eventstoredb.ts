@@ -105,6 +105,7 @@ export class EventStoreDbEventStore implements EventStore {
   private async applyRetention(streamId: string): Promise<void> {
     const policy = this.retention[categoryOf(streamId)];
     if (!policy || this.retained.has(streamId)) return;
+    if (policy.maxCount === undefined && policy.maxAgeSeconds === undefined) return;
     await this.withRetry(() =>
       this.client.setStreamMetadata(streamId, {
         ...(policy.maxCount !== undefined && { maxCount: policy.maxCount }),
@@ -112,6 +113,22 @@ export class EventStoreDbEventStore implements EventStore {
       }),
     );
     this.retained.add(streamId);
+  }
+
+  /**
+   * A summing-up event (retention's `summarizedBy`) hides every earlier event of its stream with
+   * `$tb`; the scavenge reclaims them. A crash between the append and this leaves them readable
+   * until the next summing-up append of the stream (the SQLite adapter does both in one transaction).
+   */
+  private async truncateAtSummary(streamId: string, events: NewEvent[], lastRevision: number): Promise<void> {
+    const type = this.retention[categoryOf(streamId)]?.summarizedBy;
+    let index = -1;
+    events.forEach((e, i) => {
+      if (type !== undefined && e.type === type) index = i;
+    });
+    if (index < 0) return;
+    const truncateBefore = lastRevision - (events.length - 1 - index);
+    await this.withRetry(() => this.client.setStreamMetadata(streamId, { truncateBefore }));
   }
 
   async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
@@ -126,7 +143,9 @@ export class EventStoreDbEventStore implements EventStore {
     try {
       // Same event ids on retry: ESDB treats a repeated append as idempotent, not as a conflict.
       const result = await this.withRetry(() => this.client.appendToStream(streamId, data, { expectedRevision: toExpected(expected) }));
-      return { revision: Number(result.nextExpectedRevision), position: Number(result.position?.commit ?? 0n) };
+      const revision = Number(result.nextExpectedRevision);
+      await this.truncateAtSummary(streamId, events, revision);
+      return { revision, position: Number(result.position?.commit ?? 0n) };
     } catch (err) {
       if (err instanceof WrongExpectedVersionError) {
         const actual = err.actualVersion;

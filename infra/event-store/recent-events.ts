@@ -11,6 +11,8 @@ export class RecentEvents {
   private events: RecordedEvent[] = [];
   /** Category of each event, computed once at push. */
   private categories: string[] = [];
+  /** Events the store deleted since (a summing-up append truncated their stream): their positions stay, unread. */
+  private forgotten: boolean[] = [];
 
   constructor(private readonly capacity = 10_000) {}
 
@@ -21,15 +23,18 @@ export class RecentEvents {
     if (last && batch[0] && batch[0].position !== last.position + 1) {
       this.events = [];
       this.categories = [];
+      this.forgotten = [];
     }
     for (const event of batch) {
       this.events.push(event);
       this.categories.push(categoryOfStream(event.streamId));
+      this.forgotten.push(false);
     }
     if (this.events.length > this.capacity) {
       const keep = Math.floor(this.capacity / 2);
       this.events = this.events.slice(-keep);
       this.categories = this.categories.slice(-keep);
+      this.forgotten = this.forgotten.slice(-keep);
     }
   }
 
@@ -42,9 +47,18 @@ export class RecentEvents {
     if (last !== head || after < first - 1 || after > last) return null;
     const out: RecordedEvent[] = [];
     for (let i = after - first + 1; i < events.length && out.length < max; i++) {
+      if (this.forgotten[i]) continue;
       if (!categories || categories.length === 0 || categories.includes(this.categories[i])) out.push(events[i]);
     }
     return out;
+  }
+
+  /** The events of `streamId` before `beforeRevision` were deleted: reads skip them from now on. */
+  forget(streamId: string, beforeRevision: number): void {
+    for (let i = this.events.length - 1; i >= 0; i--) {
+      const e = this.events[i];
+      if (e.streamId === streamId && e.revision < beforeRevision) this.forgotten[i] = true;
+    }
   }
 }
 

@@ -172,12 +172,16 @@ export class SqliteEventStore implements EventStore {
       recorded.push({ id: e.id, type: e.type, streamId, revision, position, schemaVersion, data: JSON.parse(data), metadata: JSON.parse(metadata) });
     }
     const policy = this.retention[category];
-    if (policy) this.truncate(streamId, revision, policy);
+    if (policy) this.truncate(streamId, revision, policy, recorded);
     return { revision, position, recorded };
   };
 
   /** Runs inside the append's transaction, so a stream is never seen longer than its retention allows. */
-  private truncate(streamId: string, lastRevision: number, policy: StreamRetention): void {
+  private truncate(streamId: string, lastRevision: number, policy: StreamRetention, appended: RecordedEvent[]): void {
+    if (policy.summarizedBy !== undefined) {
+      const summary = appended.filter((e) => e.type === policy.summarizedBy).pop();
+      if (summary) this.stmts.truncateByCount.run(streamId, summary.revision - 1);
+    }
     if (policy.maxCount !== undefined) this.stmts.truncateByCount.run(streamId, lastRevision - policy.maxCount);
     if (policy.maxAgeSeconds !== undefined && this.ageTruncationDue(streamId)) {
       this.stmts.truncateByAge.run(streamId, lastRevision, this.cutoff(policy.maxAgeSeconds));
@@ -273,6 +277,9 @@ export class SqliteEventStore implements EventStore {
       }
       const { recorded, ...result } = outcome.result;
       this.recent.push(recorded);
+      const summed = this.retention[categoryOf(batch[i].streamId)]?.summarizedBy;
+      const summary = summed === undefined ? undefined : recorded.filter((e) => e.type === summed).pop();
+      if (summary) this.recent.forget(summary.streamId, summary.revision);
       this.appended.emit('appended', categoryOf(batch[i].streamId));
       batch[i].resolve(result);
     }

@@ -48,3 +48,23 @@ export interface RunRecoveryQueries {
   /** A worker process's presence, or null when it never recorded one. */
   workerPresence(workerId: string): Promise<WorkerPresence | null>;
 }
+
+/** A run whose history retention may prune (projections/runs-retention.ts). */
+export interface RetainedRun {
+  _id: string;
+  flowId: string;
+  orgId: string | null;
+  finishedAt: string | null;
+}
+
+/** Run-history retention's read side: candidates oldest first, and a flow's runs kept whole. */
+export interface RunRetentionQueries {
+  /** Finished runs not pruned, finished before `before`: of one organization, or of all but `exceptOrgs`. */
+  finishedBefore(before: string, scope: { orgId: string } | { exceptOrgs: string[] }, limit: number): Promise<RetainedRun[]>;
+  /** Runs that finished at or after `since`, oldest first (the flows a keep-last check looks at). */
+  finishedSince(since: string, limit: number): Promise<RetainedRun[]>;
+  /** How many finished runs of the flow still keep their whole history. */
+  keptOfFlow(flowId: string): Promise<number>;
+  /** A flow's finished runs beyond its newest `keep`. */
+  beyondNewest(flowId: string, keep: number, limit: number): Promise<RetainedRun[]>;
+}

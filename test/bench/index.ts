@@ -29,6 +29,8 @@ import { benchAgents } from './agents.js';
 import { benchExtension } from './extension.js';
 import { benchDurability } from './durability.js';
 import { benchFootprint } from './footprint.js';
+import { benchRetention } from './retention.js';
+import { benchSnapshots } from './snapshots.js';
 import { Report, cleanupAllTempDirs, settle } from './support.js';
 
 const benchmarks: Record<string, (report: Report) => Promise<void>> = {
@@ -52,6 +54,8 @@ const benchmarks: Record<string, (report: Report) => Promise<void>> = {
   extension: benchExtension,
   durability: benchDurability,
   footprint: benchFootprint,
+  retention: benchRetention,
+  snapshots: benchSnapshots,
 };
 
 /** Hard bound on the whole run: whatever hangs, the process ends. */

@@ -40,7 +40,38 @@ function maxCountContract(label: string, make: (category: string) => Promise<Eve
   });
 }
 
+/** `summarizedBy`: appending the summing-up event deletes what came before it, in its stream only. */
+function summaryContract(label: string, make: (category: string) => Promise<EventStore>) {
+  it(`${label}: a summing-up event leaves its stream starting at itself; revisions and other streams are untouched`, async () => {
+    const category = `run${randomBytes(3).toString('hex')}`;
+    const store = await make(category);
+    try {
+      const pruned = `${category}-p1`;
+      const other = `${category}-p2`;
+      for (let i = 0; i < 5; i++) {
+        await store.append(pruned, [event(new Date(), 'Step')], i === 0 ? 'no_stream' : i - 1);
+        await store.append(other, [event(new Date(), 'Step')], i === 0 ? 'no_stream' : i - 1);
+      }
+      // Summed up in the middle of an append: what comes after it in the same append stays.
+      await store.append(pruned, [event(new Date(), 'Step'), event(new Date(), 'Summed'), event(new Date(), 'After')], 4);
+      const left = await store.readStream(pruned);
+      expect(left.map((e) => [e.revision, e.type])).to.deep.equal([[6, 'Summed'], [7, 'After']]);
+      expect(await revisions(store, other)).to.deep.equal([0, 1, 2, 3, 4]);
+      await expectConflict(store.append(pruned, [event(new Date())], 5));
+      expect((await store.append(pruned, [event(new Date(), 'Step')], 7)).revision).to.equal(8);
+      expect((await store.readStream(pruned, { direction: 'backwards', maxCount: 10 })).map((e) => e.revision)).to.deep.equal([8, 7, 6]);
+      const logged = (await store.readAll({ categories: [category], maxCount: 100 })).filter((e) => e.streamId === pruned).map((e) => e.revision);
+      expect(logged, 'the log no longer holds the pruned events').to.deep.equal([6, 7, 8]);
+    } finally {
+      await store.close();
+    }
+  });
+}
+
 describe('event store retention of operational streams', () => {
+  summaryContract('sqlite', async (category) => new SqliteEventStore(':memory:', { retention: { [category]: { summarizedBy: 'Summed' } } }));
+  if (process.env.EVENTSTORE_URL) summaryContract('eventstoredb', async (category) => new EventStoreDbEventStore(process.env.EVENTSTORE_URL!, { retention: { [category]: { summarizedBy: 'Summed' } } }));
+
   maxCountContract('sqlite', async (category) => new SqliteEventStore(':memory:', { retention: { [category]: { maxCount: 3 } } }));
   const url = process.env.EVENTSTORE_URL;
   if (url) maxCountContract('eventstoredb', async (category) => new EventStoreDbEventStore(url, { retention: { [category]: { maxCount: 3 } } }));

@@ -12,6 +12,7 @@ export type ContextFolder = (typeof CONTEXT_FOLDERS)[number];
 export const SHARED_FILES: Readonly<Record<string, string>> = {
   'commands/handle.ts': 'the load–decide–append loop every command handler runs',
   'commands/stream-writers.ts': 'the per-stream queue that loop runs in (one writer per stream per process)',
+  'commands/snapshots.ts': 'snapshots of long streams that loop and time travel fold from (any decider with a stateVersion)',
   'projections/index.ts': 'the list of all projectors the runner feeds',
   'projections/projector.ts': 'the projector type and helpers every projection uses',
   'consumers/index.ts': 'the list of all consumers the worker role starts',
