@@ -35,7 +35,10 @@ const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/pr
 export async function benchFootprint(report: Report): Promise<void> {
   const dir = tempDir('footprint');
   const operator = `footprint-${Date.now()}@example.test`;
-  const env = { DATA_DIR: dir.path, LOG_LEVEL: 'silent', PORT: '0', RATE_LIMIT_AUTH_PER_MINUTE: '1000', ADMIN_EMAILS: operator };
+  // Retention off: its sweep (30 s after each start) would prune the cloned runs of the one seed
+  // flow while memory is measured; what it costs is `npm run bench -- retention`'s to measure.
+  const retention = process.env.BENCH_FOOTPRINT_RETENTION === 'on' ? {} : { RUN_HISTORY_KEEP_DAYS: '0', RUN_HISTORY_KEEP_LAST: '0' };
+  const env = { DATA_DIR: dir.path, LOG_LEVEL: process.env.BENCH_FOOTPRINT_LOG_LEVEL ?? 'silent', PORT: '0', RATE_LIMIT_AUTH_PER_MINUTE: '1000', ADMIN_EMAILS: operator, ...retention };
   let service: ServiceProcess | null = null;
   try {
     // 1. One real instance of each kind, recorded by the service itself.
@@ -155,6 +158,13 @@ export async function benchFootprint(report: Report): Promise<void> {
       digits: 2,
       note: `${mb(before.rss)} → ${mb(after.rss)} MB; V8's committed heap ${mb(before.heapTotal)} → ${mb(after.heapTotal)} MB (freed pages are returned to the OS lazily)`,
     });
+  } catch (err) {
+    // A service that died mid-bench says why on its stderr (BENCH_FOOTPRINT_LOG_LEVEL=warn for its logs).
+    if (service) {
+      const exit = await Promise.race([service.exited, new Promise((r) => setTimeout(() => r('still running'), 1000))]);
+      console.log(`footprint: the service (${JSON.stringify(exit)}); its stderr:\n${service.stderr().slice(-4000)}\nstdout tail:\n${service.stdout().slice(-4000)}`);
+    }
+    throw err;
   } finally {
     if (service) await stop(service);
     dir.cleanup();
