@@ -37,7 +37,7 @@ export async function benchFootprint(report: Report): Promise<void> {
   const operator = `footprint-${Date.now()}@example.test`;
   // Retention off: its sweep (30 s after each start) would prune the cloned runs of the one seed
   // flow while memory is measured; what it costs is `npm run bench -- retention`'s to measure.
-  const retention = process.env.BENCH_FOOTPRINT_RETENTION === 'on' ? {} : { RUN_HISTORY_KEEP_DAYS: '0', RUN_HISTORY_KEEP_LAST: '0' };
+  const retention: Record<string, string> = process.env.BENCH_FOOTPRINT_RETENTION === 'on' ? {} : { RUN_HISTORY_KEEP_DAYS: '0', RUN_HISTORY_KEEP_LAST: '0' };
   const env = { DATA_DIR: dir.path, LOG_LEVEL: process.env.BENCH_FOOTPRINT_LOG_LEVEL ?? 'silent', PORT: '0', RATE_LIMIT_AUTH_PER_MINUTE: '1000', ADMIN_EMAILS: operator, ...retention };
   let service: ServiceProcess | null = null;
   try {
