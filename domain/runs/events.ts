@@ -77,19 +77,27 @@ const FINISHED = ['completed', 'failed', 'stopped', 'timed_out'] as const;
 const NODE_STATUSES = ['pending', 'running', 'completed', 'failed', 'skipped'] as const;
 const nullableAt = at.nullable();
 
+/** Which run of which flow, whose, and of what kind: the first fields of RunRequested and of a pruned run's summary. */
+const runOriginShape = {
+  processId: id,
+  flowId: id,
+  /** Stream revision of the flow the snapshot was taken at (the flow's public `version`). */
+  flowVersion: z.number().int().min(0),
+  /** The flow's tenancy, so the run's read model can be scoped without a join. */
+  ownerId: z.string().min(1),
+  orgId: z.string().nullable(),
+  workspaceId: z.string().nullable(),
+  mode: z.enum(RUN_MODES),
+  /** The node of a single-node run; null for a flow run. */
+  nodeId: id.nullable(),
+};
+
 /**
  * What a pruned run keeps (RunHistoryPruned): who, which flow, how it ended, its timings, tokens,
  * cost and errors, per node too; not its inputs, outputs, node outputs or the flow's snapshot.
  */
 export const runSummarySchema = z.object({
-  processId: id,
-  flowId: id,
-  flowVersion: z.number().int().min(0),
-  ownerId: z.string().min(1),
-  orgId: z.string().nullable(),
-  workspaceId: z.string().nullable(),
-  mode: z.enum(RUN_MODES),
-  nodeId: id.nullable(),
+  ...runOriginShape,
   async: z.boolean(),
   requestedBy: z.string().nullable(),
   source: z.string().min(1).max(50),
@@ -128,17 +136,7 @@ export type PruneReason = (typeof PRUNE_REASONS)[number];
 
 export const runEventSchemas = {
   RunRequested: z.object({
-    processId: id,
-    flowId: id,
-    /** Stream revision of the flow the snapshot was taken at (the flow's public `version`). */
-    flowVersion: z.number().int().min(0),
-    /** The flow's tenancy, so the run's read model can be scoped without a join. */
-    ownerId: z.string().min(1),
-    orgId: z.string().nullable(),
-    workspaceId: z.string().nullable(),
-    mode: z.enum(RUN_MODES),
-    /** The node of a single-node run; null for a flow run. */
-    nodeId: id.nullable(),
+    ...runOriginShape,
     inputs: jsonRecord,
     async: z.boolean(),
     /** User id, null when no user asked (public trigger). */

@@ -176,8 +176,9 @@ function clone(e: RecordedEvent, oldId: string, newId: string): NewEvent {
   return { id: randomUUID(), type: e.type, data: swap(e.data), metadata: swap(e.metadata), schemaVersion: e.schemaVersion };
 }
 
-async function twoNodeFlow(baseUrl: string, auth: Record<string, string>): Promise<string> {
-  const created = await call(baseUrl, 'POST', '/flows', { name: 'footprint' }, auth);
+/** A flow of two transform nodes in a line (its name says which bench made it). */
+export async function twoNodeFlow(baseUrl: string, auth: Record<string, string>, name = 'footprint'): Promise<string> {
+  const created = await call(baseUrl, 'POST', '/flows', { name }, auth);
   const flowId = created.body.flow.id as string;
   const ids: string[] = [];
   for (const [i, data] of [{ nodeType: 'transform', template: 'topic {{inputs.topic}}' }, { nodeType: 'transform', template: 'said {{previous}}' }].entries()) {

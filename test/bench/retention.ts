@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { call } from '../support/http.js';
 import { registerUser } from '../support/identity.js';
 import { buildDistIfStale, startBuiltServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import { twoNodeFlow } from './footprint.js';
 import { tempDir, type Report } from './support.js';
 
 const BENCH = 'retention';
@@ -33,7 +34,7 @@ export async function benchRetention(report: Report): Promise<void> {
     service = await startBuiltServiceProcess(env, 120_000);
     const svc = service;
     const user = await registerUser(svc.baseUrl, { email });
-    const flowId = await twoNodeFlow(svc.baseUrl, user.auth);
+    const flowId = await twoNodeFlow(svc.baseUrl, user.auth, 'retention');
     const overview = async () => (await call(svc.baseUrl, "GET", "/system/overview", undefined, user.auth)).body.service.eventLog as { events: number };
     let eventsPerRun = 0;
     const start = folderBytes(dir.path);
@@ -106,16 +107,3 @@ export async function benchRetention(report: Report): Promise<void> {
   }
 }
 
-async function twoNodeFlow(baseUrl: string, auth: Record<string, string>): Promise<string> {
-  const created = await call(baseUrl, 'POST', '/flows', { name: 'retention' }, auth);
-  const flowId = created.body.flow.id as string;
-  const ids: string[] = [];
-  for (const [i, data] of [{ nodeType: 'transform', template: 'topic {{inputs.topic}}' }, { nodeType: 'transform', template: 'said {{previous}}' }].entries()) {
-    const added = await call(baseUrl, 'POST', `/flows/${flowId}/nodes`, { type: 'custom', position: { x: i * 100, y: 0 }, data }, auth);
-    if (added.status !== 201) throw new Error(`node answered ${added.status}: ${added.text.slice(0, 200)}`);
-    ids.push(added.body.node.id);
-  }
-  const c = await call(baseUrl, 'POST', `/flows/${flowId}/connections`, { source: ids[0], target: ids[1] }, auth);
-  if (c.status !== 201) throw new Error(`connection answered ${c.status}: ${c.text.slice(0, 200)}`);
-  return flowId;
-}
