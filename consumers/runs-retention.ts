@@ -23,7 +23,7 @@ export interface RunRetentionPorts {
   clock: Clock;
   logger: Logger;
   queries: RunRetentionQueries;
-  /** Organizations that set a retention of their own (PATCH /orgs/{orgId}). */
+  /** Organizations that set a retention of their own (PUT /orgs/{orgId}). */
   orgRetentions(): Promise<OrgRunRetention[]>;
   /** RUN_HISTORY_KEEP_DAYS / RUN_HISTORY_KEEP_LAST. */
   defaults: RunHistoryRetention;
