@@ -3,7 +3,7 @@
  * (passwords, API keys, CLI tokens, reset and invitation secrets, trigger keys): random secrets,
  * SHA-256 for high-entropy secrets, scrypt for passwords, comparisons in constant time.
  */
-import { createHash, randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
+import { randomBytes, scrypt as scryptCb } from 'node:crypto';
 import { promisify } from 'node:util';
 
 const scrypt = promisify(scryptCb) as (password: string, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
@@ -13,21 +13,9 @@ export function randomSecret(bytes = 32): string {
   return randomBytes(bytes).toString('base64url');
 }
 
-/** Secrets with enough entropy (API keys, tokens) are stored as SHA-256; passwords get scrypt. */
-export function sha256(value: string): string {
-  return createHash('sha256').update(value).digest('hex');
-}
+import { constantTimeEqual, sha256 } from '../lib/digest.js';
 
-export function constantTimeEqual(a: string, b: string): boolean {
-  const left = Buffer.from(a);
-  const right = Buffer.from(b);
-  // Compare equal-length buffers so the time does not reveal the length either.
-  if (left.length !== right.length) {
-    timingSafeEqual(left, left);
-    return false;
-  }
-  return timingSafeEqual(left, right);
-}
+export { constantTimeEqual, sha256 };
 
 const SCRYPT = { N: 16384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
 

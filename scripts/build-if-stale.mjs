@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const dist = join(root, 'dist');
 const stampFile = join(dist, '.build-stamp');
-const entry = join(dist, 'infra', 'main.js');
+const entry = join(dist, 'app', 'main.js');
 const force = process.argv.includes('--force');
 
 function buildIncludes() {

@@ -5,7 +5,7 @@ import type { Clock } from '../ports/clock.js';
 import type { CredentialLookup, SecretCredentialView, UserAuthView } from '../ports/credentials.js';
 import { DEFAULT_UNVERIFIED_ACCOUNT_TTL_HOURS, unverifiedAccountExpired, unverifiedAccountExpiredError } from '../../domain/users/verification.js';
 import { API_KEY_PREFIX, CLI_TOKEN_PREFIX, parseSecretCredential, type Principal } from '../../domain/shared/principal.js';
-import { constantTimeEqual, sha256 } from './secrets.js';
+import { constantTimeEqual, sha256 } from '../../lib/digest.js';
 
 const unauthenticated = (message = 'a valid bearer credential is required') => new DomainError('UNAUTHENTICATED', message, 'unauthenticated');
 

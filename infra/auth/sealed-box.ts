@@ -26,5 +26,3 @@ export class SealedBox implements SecretSealer {
   }
 }
 
-// Kept importable from here for the adapters; routes import it from commands/users-credentials.ts.
-export { mask } from '../../commands/users-credentials.js';

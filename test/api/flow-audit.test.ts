@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { sha256 } from '../../infra/auth/secrets.js';
+import { sha256 } from '../../commands/users-credentials.js';
 import { call } from '../support/http.js';
 import { registerUser, type RegisteredUser } from '../support/identity.js';
 import { availableModes, startTestService, type TestService } from '../support/test-service.js';

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { verifyTriggerKey } from '../../api/middleware/trigger-key.js';
 import { flowStreamId } from '../../domain/flows/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
-import { sha256 } from '../../infra/auth/secrets.js';
+import { sha256 } from '../../commands/users-credentials.js';
 import { call } from '../support/http.js';
 import { registerUser, viewOnlyKey, type RegisteredUser } from '../support/identity.js';
 import { availableModes, startTestService, type TestService } from '../support/test-service.js';

@@ -7,7 +7,7 @@ import { flowStreamId } from '../../domain/flows/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import { errorBody } from '../../api/errors.js';
 import { TRIGGER_KEY_PREFIX, generateTriggerKey, presentedTriggerKey, requireTriggerKey, verifyTriggerKey } from '../../api/middleware/trigger-key.js';
-import { sha256 } from '../../infra/auth/secrets.js';
+import { sha256 } from '../../commands/users-credentials.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { httpStatusOf } from '../../api/errors.js';
 
