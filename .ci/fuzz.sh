@@ -62,7 +62,7 @@ mkdir -p "$WORK/data"
 env -u MONGODB_URL -u KAFKA_BROKERS -u EVENTSTORE_URL -u REDIS_URL -u RATE_LIMIT_REDIS_URL \
   -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u GEMINI_API_KEY $LLM_ENV LLM_MAX_RETRIES=0 \
   DATA_DIR="$WORK/data" PORT=0 HOST=127.0.0.1 LOG_LEVEL=warn ADMIN_EMAILS= \
-  node --import tsx infra/main.ts >"$WORK/service.out" 2>"$WORK/service.err" &
+  node --import tsx app/main.ts >"$WORK/service.out" 2>"$WORK/service.err" &
 SERVICE_PID=$!
 PORT=""
 for _ in $(seq 1 300); do

@@ -1,6 +1,6 @@
 import Koa from 'koa';
 import { Router } from '@koa/router';
-import type { Services } from '../infra/ports/services.js';
+import type { Services } from '../ports/services.js';
 import type { CommandContext } from '../commands/handle.js';
 import { docsAssets, docsPage } from './docs-page.js';
 import { bodyParser } from './middleware/body.js';

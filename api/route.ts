@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import type { z } from 'zod';
 import type { CommandContext } from '../commands/handle.js';
-import type { Services } from '../infra/ports/services.js';
+import type { Services } from '../ports/services.js';
 import type { Principal } from '../domain/shared/principal.js';
 import type { RequiredPermission } from '../domain/shared/permissions.js';
 

@@ -1,6 +1,6 @@
 import { agentSessionStreamId, type AgentMessageState, type AgentSessionEvent, type AgentSessionState } from '../domain/agents/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import type { EventStore } from '../infra/ports/event-store.js';
+import type { EventStore } from '../ports/event-store.js';
 
 /**
  * What a client of an agent turn sees (issue 14): each session event as Server-Sent Events, with

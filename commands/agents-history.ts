@@ -1,5 +1,5 @@
 import type { AgentMessageState, AgentSessionState } from '../domain/agents/index.js';
-import type { LlmMessage } from '../infra/ports/llm.js';
+import type { LlmMessage } from '../ports/llm.js';
 
 /** The history a turn sends the model: earlier turns of the session, whole, within a token budget. */
 

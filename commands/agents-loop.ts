@@ -1,4 +1,4 @@
-import { isLlmAbort, type LlmMessage, type LlmProvider, type LlmToolCall, type LlmToolResult, type LlmUsage } from '../infra/ports/llm.js';
+import { isLlmAbort, type LlmMessage, type LlmProvider, type LlmToolCall, type LlmToolResult, type LlmUsage } from '../ports/llm.js';
 
 /**
  * The tool-calling loop: model → tool calls (run concurrently) → model … until the model answers

@@ -5,15 +5,15 @@ import {
   type AgentDefinition, type AgentFinishReason, type AgentMessageState, type AgentScope, type AgentSessionState, type AgentTurnEvent,
 } from '../domain/agents/index.js';
 import { DomainError } from '../domain/shared/decider.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import { LLM_PROVIDER_IDS, type LlmGateway, type LlmMessage, type LlmProviderId } from '../infra/ports/llm.js';
-import type { Logger } from '../infra/ports/logger.js';
+import type { EventStore } from '../ports/event-store.js';
+import { LLM_PROVIDER_IDS, type LlmGateway, type LlmMessage, type LlmProviderId } from '../ports/llm.js';
+import type { Logger } from '../ports/logger.js';
 import { runAgentLoop, type AgentTool, type LoopEvent, type LoopOutcome } from './agents-loop.js';
 import { resolveAgentTools, type AgentToolPorts } from './agents-tools.js';
 import { turnSseEvents, type TurnSseEvent } from './agents-events.js';
 import { estimateTokens, historyWithin, userText } from './agents-history.js';
 import { loopSkills } from './skills-tools.js';
-import type { SkillsReadModel } from '../infra/ports/skills.js';
+import type { SkillsReadModel } from '../ports/skills.js';
 import { loadAgentSession, visibleAgent, visibleSession } from './agents.js';
 import { handleAtContextTime, type CommandContext } from './handle.js';
 import { assertWithinBudget, recordLlmSpend } from './orgs-budget.js';

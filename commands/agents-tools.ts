@@ -3,10 +3,10 @@ import { flowDecider, flowStreamId, isVisibleTo } from '../domain/flows/index.js
 import type { McpServerState } from '../domain/mcp/state.js';
 import { isMcpServerVisibleTo } from '../domain/mcp/scope.js';
 import { mcpServerStreamId } from '../domain/mcp/index.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import type { MemoryPorts } from '../infra/ports/memory.js';
-import type { OutboundHttp } from '../infra/ports/outbound-http.js';
-import type { RunExecutor } from '../infra/ports/runs.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { MemoryPorts } from '../ports/memory.js';
+import type { OutboundHttp } from '../ports/outbound-http.js';
+import type { RunExecutor } from '../ports/runs.js';
 import type { AgentTool } from './agents-loop.js';
 import type { AgentScope } from '../domain/agents/index.js';
 import { loadState, type CommandContext } from './handle.js';

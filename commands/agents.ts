@@ -2,7 +2,7 @@ import {
   agentDecider, agentNotFound, agentSessionDecider, agentSessionStreamId, agentStreamId, isAgentVisibleTo, sessionNotFound,
   type AgentDefinition, type AgentScope, type AgentSessionState, type AgentState,
 } from '../domain/agents/index.js';
-import type { EventStore } from '../infra/ports/event-store.js';
+import type { EventStore } from '../ports/event-store.js';
 import { handleAtContextTime, loadState, type CommandContext } from './handle.js';
 
 /** Agents and their sessions: definitions in `agent-<id>`, sessions in `agentsession-<id>` (turns: commands/agents-messages.ts). */

@@ -6,7 +6,7 @@ import {
   nodeTypeCatalogue,
   type NodeType,
 } from '../domain/flows/index.js';
-import type { LlmMessage } from '../infra/ports/llm.js';
+import type { LlmMessage } from '../ports/llm.js';
 
 /**
  * What AI flow generation tells the model: the answer's JSON Schema, built from the flow domain's

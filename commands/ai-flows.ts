@@ -1,9 +1,9 @@
 import { isKnownModel as isKnownNodeModel, LLM_PROVIDER_MODELS, type KnownLlmProvider } from '../domain/flows/index.js';
 import { spendPeriodOf, spendStreamId } from '../domain/orgs/spend.js';
 import { DomainError } from '../domain/shared/decider.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import { LLM_PROVIDER_IDS, type LlmCaller, type LlmGateway, type LlmProviderId, type LlmResult } from '../infra/ports/llm.js';
-import type { Logger } from '../infra/ports/logger.js';
+import type { EventStore } from '../ports/event-store.js';
+import { LLM_PROVIDER_IDS, type LlmCaller, type LlmGateway, type LlmProviderId, type LlmResult } from '../ports/llm.js';
+import type { Logger } from '../ports/logger.js';
 import { checkAnswer, type DesignedFlow, type DesignProblem } from './ai-flows-check.js';
 import { attemptMessages, type NodeModelHint } from './ai-flows-schema.js';
 import type { CommandContext } from './handle.js';

@@ -1,10 +1,10 @@
 import { APP_INSTANCE_TYPES, type AppInstanceState, type Json, type JsonObject } from '../domain/app-instances/index.js';
 import { flowDecider, flowStreamId } from '../domain/flows/index.js';
 import { DomainError } from '../domain/shared/decider.js';
-import type { Clock } from '../infra/ports/clock.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import { LLM_PROVIDER_IDS, type LlmCaller, type LlmGateway, type LlmProviderId } from '../infra/ports/llm.js';
-import type { Logger } from '../infra/ports/logger.js';
+import type { Clock } from '../ports/clock.js';
+import type { EventStore } from '../ports/event-store.js';
+import { LLM_PROVIDER_IDS, type LlmCaller, type LlmGateway, type LlmProviderId } from '../ports/llm.js';
+import type { Logger } from '../ports/logger.js';
 import { loadState, type CommandContext } from './handle.js';
 import { assertWithinBudget, recordLlmSpend } from './orgs-budget.js';
 

@@ -18,8 +18,8 @@ import {
 } from '../domain/app-instances/index.js';
 import { flowDecider, flowNotFound, flowStreamId, isVisibleTo, type FlowScope } from '../domain/flows/index.js';
 import { DomainError } from '../domain/shared/decider.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import type { ObjectStore } from '../infra/ports/object-store.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { ObjectStore } from '../ports/object-store.js';
 import { loadVisibleApp } from './apps.js';
 import { applyDataPatch, diffData, validateInstanceData, type DataPatch } from './app-instances-data.js';
 import { ConflictError, handleCommand, loadState, PreconditionFailedError, type CommandContext, type HandleResult } from './handle.js';

@@ -3,9 +3,9 @@ import {
   type AppEvent, type AppFileEncoding, type AppState, type AppTenant,
 } from '../domain/apps/index.js';
 import { DomainError } from '../domain/shared/decider.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import { LLM_PROVIDER_IDS, type LlmCaller, type LlmGateway, type LlmProviderId, type LlmTool } from '../infra/ports/llm.js';
-import type { Logger } from '../infra/ports/logger.js';
+import type { EventStore } from '../ports/event-store.js';
+import { LLM_PROVIDER_IDS, type LlmCaller, type LlmGateway, type LlmProviderId, type LlmTool } from '../ports/llm.js';
+import type { Logger } from '../ports/logger.js';
 import { loadVisibleApp } from './apps.js';
 import { changeAppFiles, type FileWrite } from './apps-files.js';
 import type { CommandContext, HandleResult } from './handle.js';

@@ -5,7 +5,7 @@ import {
 } from '../domain/apps/index.js';
 import { flowDecider, flowNotFound, flowStreamId, isVisibleTo } from '../domain/flows/index.js';
 import { DomainError } from '../domain/shared/decider.js';
-import type { EventStore } from '../infra/ports/event-store.js';
+import type { EventStore } from '../ports/event-store.js';
 import { executeAppCommand, loadVisibleApp } from './apps.js';
 import { executeFlowCommand } from './flows.js';
 import { loadState, type CommandContext } from './handle.js';

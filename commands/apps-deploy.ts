@@ -6,9 +6,9 @@ import { appDeployStreamId, deployDecider, findDeployment, liveDeployment, type 
 import { flowDecider, flowStreamId } from '../domain/flows/index.js';
 import { DomainError } from '../domain/shared/decider.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import type { AppDelivery } from '../infra/ports/app-delivery.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import type { Logger } from '../infra/ports/logger.js';
+import type { AppDelivery } from '../ports/app-delivery.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { Logger } from '../ports/logger.js';
 import { executeAppCommand, loadApp, loadVisibleApp } from './apps.js';
 import { buildOnce } from './apps-preview.js';
 import { handleAtContextTime, loadState, type CommandContext } from './handle.js';

@@ -1,5 +1,5 @@
 import type { AppFileEncoding, AppTenant } from '../domain/apps/index.js';
-import type { EventStore } from '../infra/ports/event-store.js';
+import type { EventStore } from '../ports/event-store.js';
 import { executeAppCommand, hashFiles } from './apps.js';
 import type { CommandContext } from './handle.js';
 

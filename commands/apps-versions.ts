@@ -1,6 +1,6 @@
 import { findAppVersion, type AppTenant } from '../domain/apps/index.js';
 import { flowDecider, flowStreamId, isVisibleTo } from '../domain/flows/index.js';
-import type { EventStore } from '../infra/ports/event-store.js';
+import type { EventStore } from '../ports/event-store.js';
 import { executeAppCommand, loadVisibleApp } from './apps.js';
 import { loadState, type CommandContext } from './handle.js';
 

@@ -3,7 +3,7 @@ import {
   appDecider, appNotFound, appStreamId, appVersionSnapshot, appVersionNotFound, isAppVisibleTo,
   type AppCommand, type AppFileEncoding, type AppFileInput, type AppSnapshot, type AppState, type AppTenant,
 } from '../domain/apps/index.js';
-import type { EventStore } from '../infra/ports/event-store.js';
+import type { EventStore } from '../ports/event-store.js';
 import { handleAtContextTime, loadState, PreconditionFailedError, type CommandContext, type WithoutAt } from './handle.js';
 
 export type { AppSnapshot, AppState, AppTenant };

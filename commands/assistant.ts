@@ -7,13 +7,13 @@ import {
   type ConversationState,
   type LlmUsageSummary,
 } from '../domain/assistant/index.js';
-import type { AssistantReads } from '../infra/ports/assistant.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import type { LlmGateway, LlmMessage, LlmProviderId } from '../infra/ports/llm.js';
-import type { Logger } from '../infra/ports/logger.js';
-import type { SecretSealer } from '../infra/ports/secret-sealer.js';
-import type { SkillsReadModel } from '../infra/ports/skills.js';
-import type { StreamSignals } from '../infra/ports/stream-signals.js';
+import type { AssistantReads } from '../ports/assistant.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { LlmGateway, LlmMessage, LlmProviderId } from '../ports/llm.js';
+import type { Logger } from '../ports/logger.js';
+import type { SecretSealer } from '../ports/secret-sealer.js';
+import type { SkillsReadModel } from '../ports/skills.js';
+import type { StreamSignals } from '../ports/stream-signals.js';
 import { runAgentLoop, type AgentTool, type LoopEvent, type LoopOutcome } from './agents-loop.js';
 import { assistantTools } from './assistant-tools.js';
 import { loopSkills } from './skills-tools.js';

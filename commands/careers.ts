@@ -7,10 +7,10 @@ import {
   type CvFile,
 } from '../domain/careers/index.js';
 import { DomainError } from '../domain/shared/decider.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import type { ObjectStore } from '../infra/ports/object-store.js';
-import type { PdfReader } from '../infra/ports/pdf-text.js';
-import type { PersonalDataVault } from '../infra/ports/personal-data.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { ObjectStore } from '../ports/object-store.js';
+import type { PdfReader } from '../ports/pdf-text.js';
+import type { PersonalDataVault } from '../ports/personal-data.js';
 import { handleAtContextTime, type CommandContext } from './handle.js';
 
 export interface CareersPorts {

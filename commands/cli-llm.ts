@@ -13,10 +13,10 @@ import {
 import { spendPeriodOf, spendStreamId } from '../domain/orgs/spend.js';
 import { DomainError } from '../domain/shared/decider.js';
 import type { Principal } from '../domain/shared/principal.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import { isLlmAbort, isLlmProviderError, type LlmCaller, type LlmGateway, type LlmRequest, type LlmResult } from '../infra/ports/llm.js';
-import type { Logger } from '../infra/ports/logger.js';
-import type { RateLimiter } from '../infra/ports/rate-limiter.js';
+import type { EventStore } from '../ports/event-store.js';
+import { isLlmAbort, isLlmProviderError, type LlmCaller, type LlmGateway, type LlmRequest, type LlmResult } from '../ports/llm.js';
+import type { Logger } from '../ports/logger.js';
+import type { RateLimiter } from '../ports/rate-limiter.js';
 import { handleCommand, loadState, type CommandContext } from './handle.js';
 import { unknownModel } from './llm.js';
 import { assertWithinBudget, recordLlmSpend } from './orgs-budget.js';

@@ -14,7 +14,7 @@ import {
   type PollRecord,
 } from '../domain/cli/index.js';
 import { DomainError, fold } from '../domain/shared/decider.js';
-import type { EventStore } from '../infra/ports/event-store.js';
+import type { EventStore } from '../ports/event-store.js';
 import { handleAtContextTime, handleCommand, type CommandContext } from './handle.js';
 import { claimReservation } from './reservations.js';
 import { constantTimeEqual, sha256 } from './users-credentials.js';

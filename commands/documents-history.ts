@@ -3,7 +3,7 @@ import {
 } from '../domain/documents/index.js';
 import { DomainError } from '../domain/shared/decider.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import type { EventStore } from '../infra/ports/event-store.js';
+import type { EventStore } from '../ports/event-store.js';
 import { loadState } from './handle.js';
 
 export interface HistoryEntry {

@@ -5,7 +5,7 @@ import {
 } from '../domain/documents/index.js';
 import { DomainError } from '../domain/shared/decider.js';
 import type { Principal } from '../domain/shared/principal.js';
-import type { EventStore } from '../infra/ports/event-store.js';
+import type { EventStore } from '../ports/event-store.js';
 import { UnsupportedError } from '../domain/documents/store-rules.js';
 // The same MongoDB update semantics the read stores use.
 import { UpdateError, applyUpdate, deepCopy, validateUpdate, type Update } from '../domain/documents/update-operators.js';

@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { spendPeriodOf, spendStreamId } from '../domain/orgs/spend.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import type { LlmCaller, LlmGateway, LlmMessage, LlmResult } from '../infra/ports/llm.js';
-import type { Logger } from '../infra/ports/logger.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { LlmCaller, LlmGateway, LlmMessage, LlmResult } from '../ports/llm.js';
+import type { Logger } from '../ports/logger.js';
 import type { CommandContext } from './handle.js';
 import type { ModelRef } from './extension-models.js';
 import { assertWithinBudget, recordLlmSpend } from './orgs-budget.js';

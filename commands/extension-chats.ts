@@ -14,8 +14,8 @@ import {
   type ExtensionChatState,
 } from '../domain/extension/index.js';
 import { DomainError } from '../domain/shared/decider.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import type { LlmCaller } from '../infra/ports/llm.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { LlmCaller } from '../ports/llm.js';
 import { handleAtContextTime, loadState, type CommandContext } from './handle.js';
 import { askExtensionModel, type ExtensionAiPorts } from './extension-ai.js';
 import type { ModelRef } from './extension-models.js';

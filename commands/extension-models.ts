@@ -1,7 +1,7 @@
 import { extensionSettingsDecider, extensionSettingsStreamId } from '../domain/extension/index.js';
 import { DomainError } from '../domain/shared/decider.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import { LLM_PROVIDER_IDS, type LlmCaller, type LlmGateway, type LlmProviderId } from '../infra/ports/llm.js';
+import type { EventStore } from '../ports/event-store.js';
+import { LLM_PROVIDER_IDS, type LlmCaller, type LlmGateway, type LlmProviderId } from '../ports/llm.js';
 import { handleAtContextTime, loadState, type CommandContext } from './handle.js';
 
 /**

@@ -8,9 +8,9 @@ import {
   type FlowNode,
 } from '../domain/flows/index.js';
 import { FLOW_SECRETS_SCHEMA_VERSION } from '../domain/flows/upcasters.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import type { SecretSealer } from '../infra/ports/secret-sealer.js';
-import type { StoredEvents } from '../infra/ports/stored-events.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { SecretSealer } from '../ports/secret-sealer.js';
+import type { StoredEvents } from '../ports/stored-events.js';
 import { executeFlowCommand } from './flows.js';
 import { loadState, type CommandContext } from './handle.js';
 

@@ -1,7 +1,7 @@
 import { flowDecider, flowNotFound, flowStreamId, isVisibleTo, sealNodeSecrets, type FlowCommand, type FlowEvent, type FlowScope, type FlowState } from '../domain/flows/index.js';
 import type { Principal } from '../domain/shared/principal.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import type { SecretSealer } from '../infra/ports/secret-sealer.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { SecretSealer } from '../ports/secret-sealer.js';
 import { handleCommand, loadState, PreconditionFailedError, type CommandContext, type HandleResult } from './handle.js';
 
 /** The tenant a request acts in: a flow outside it answers 404 from the decider itself. */

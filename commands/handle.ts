@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DomainError, fold, type Decider } from '../domain/shared/decider.js';
 import { wasChecked, type DomainEvent, type EventMetadata } from '../domain/shared/events.js';
-import { ConcurrencyError, type EventStore, type ExpectedRevision } from '../infra/ports/event-store.js';
+import { ConcurrencyError, type EventStore, type ExpectedRevision } from '../ports/event-store.js';
 import { findSnapshot, saveSnapshot, snapshotDue } from './snapshots.js';
 import { oneWriterPerStream } from './stream-writers.js';
 

@@ -2,7 +2,7 @@ import { parseRedisUrl } from '../domain/kv/index.js';
 import { isStdioCommandAllowed } from '../domain/mcp/index.js';
 import { DomainError } from '../domain/shared/decider.js';
 import type { Principal } from '../domain/shared/principal.js';
-import type { KvChecker } from '../infra/ports/kv.js';
+import type { KvChecker } from '../ports/kv.js';
 import type { CommandContext } from './handle.js';
 import { registerMcpServer, type McpRegistryPorts } from './mcp.js';
 

@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { spendPeriodOf, spendStreamId } from '../domain/orgs/spend.js';
 import { DomainError } from '../domain/shared/decider.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import type { LlmCaller, LlmGateway, LlmMessage, LlmProviderId, LlmResult } from '../infra/ports/llm.js';
-import type { Logger } from '../infra/ports/logger.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { LlmCaller, LlmGateway, LlmMessage, LlmProviderId, LlmResult } from '../ports/llm.js';
+import type { Logger } from '../ports/logger.js';
 import type { CommandContext } from './handle.js';
 import { assertWithinBudget, recordLlmSpend } from './orgs-budget.js';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { connectStaleBefore, requireMcpServer, type McpScope, type McpServerState } from '../domain/mcp/index.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import type { McpRuntime, McpSettings } from '../infra/ports/mcp.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { McpRuntime, McpSettings } from '../ports/mcp.js';
 import type { CommandContext } from './handle.js';
 import { executeMcpCommand, loadMcpServer } from './mcp.js';
 import { McpOutcomeError, mcpError } from './mcp-errors.js';

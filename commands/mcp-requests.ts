@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { MCP_OUTCOMES, mcpEventSchemas, mcpServerStreamId, type McpEvent, type McpEventType } from '../domain/mcp/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import type { EventStore } from '../infra/ports/event-store.js';
+import type { EventStore } from '../ports/event-store.js';
 import { metadataOf, type CommandContext } from './handle.js';
 
 /**

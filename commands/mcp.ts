@@ -19,10 +19,10 @@ import {
 } from '../domain/mcp/index.js';
 import { DomainError } from '../domain/shared/decider.js';
 import type { Principal } from '../domain/shared/principal.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import type { McpEndpoint, McpSettings } from '../infra/ports/mcp.js';
-import type { AddressResolver } from '../infra/ports/address-resolver.js';
-import type { SecretSealer } from '../infra/ports/secret-sealer.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { McpEndpoint, McpSettings } from '../ports/mcp.js';
+import type { AddressResolver } from '../ports/address-resolver.js';
+import type { SecretSealer } from '../ports/secret-sealer.js';
 import { handleCommand, loadState, type CommandContext } from './handle.js';
 
 /** What the operator's rules for an endpoint need: the allowlist, the outbound setting, a resolver. */

@@ -3,8 +3,8 @@ import {
   type MemoryEmbedding, type MemoryOperation, type MemoryScope, type MemoryState, type MemoryTenant,
 } from '../domain/memory/index.js';
 import { DomainError } from '../domain/shared/decider.js';
-import { EmbeddingsError } from '../infra/ports/embeddings.js';
-import type { MemoryPorts, MemoryView } from '../infra/ports/memory.js';
+import { EmbeddingsError } from '../ports/embeddings.js';
+import type { MemoryPorts, MemoryView } from '../ports/memory.js';
 import type { CommandContext } from './handle.js';
 import { executeMemoryCommand } from './memory.js';
 

@@ -1,5 +1,5 @@
 import { memoryDecider, memoryStreamId, type MemoryCommand } from '../domain/memory/index.js';
-import type { EventStore } from '../infra/ports/event-store.js';
+import type { EventStore } from '../ports/event-store.js';
 import { handleAtContextTime, type CommandContext, type WithoutAt } from './handle.js';
 
 /**

@@ -8,9 +8,9 @@ import {
   sessionNotFound,
   type ChatMessage,
 } from '../domain/messaging/index.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import type { MessagingProvider } from '../infra/ports/messaging-provider.js';
-import { ProviderError } from '../infra/ports/messaging-provider.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { MessagingProvider } from '../ports/messaging-provider.js';
+import { ProviderError } from '../ports/messaging-provider.js';
 import type { CommandContext } from './handle.js';
 import { executeSessionCommand, loadSession, providerRefOf } from './messaging.js';
 

@@ -1,6 +1,6 @@
 import type { SessionStatus } from '../domain/messaging/index.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import { ProviderError, type InboundEnvelope, type MessagingProviders } from '../infra/ports/messaging-provider.js';
+import type { EventStore } from '../ports/event-store.js';
+import { ProviderError, type InboundEnvelope, type MessagingProviders } from '../ports/messaging-provider.js';
 import type { CommandContext } from './handle.js';
 import { executeSessionCommand, loadSession, providerRefOf } from './messaging.js';
 

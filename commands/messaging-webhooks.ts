@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { deliveryDecider, deliveryStreamId, webhookDecider, webhookStreamId, type DeliveryCommand, type WebhookCommand, type WebhookEventName } from '../domain/messaging-webhooks/index.js';
 import { DomainError } from '../domain/shared/decider.js';
-import { ConcurrencyError, type EventStore } from '../infra/ports/event-store.js';
-import type { WebhookSender } from '../infra/ports/messaging-webhooks.js';
+import { ConcurrencyError, type EventStore } from '../ports/event-store.js';
+import type { WebhookSender } from '../ports/messaging-webhooks.js';
 import { handleAtContextTime, loadState, metadataOf, type CommandContext, type WithoutAt } from './handle.js';
 
 /** A command on a session's webhook (`msgwebhook-<sessionId>`); the time comes from the context. */

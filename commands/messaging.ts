@@ -8,8 +8,8 @@ import {
   type MessagingSessionState,
   type ProviderKind,
 } from '../domain/messaging/index.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import { ProviderError, type MessagingProvider, type ProviderSessionRef } from '../infra/ports/messaging-provider.js';
+import type { EventStore } from '../ports/event-store.js';
+import { ProviderError, type MessagingProvider, type ProviderSessionRef } from '../ports/messaging-provider.js';
 import { handleAtContextTime, loadState, type CommandContext, type HandleResult, type WithoutAt } from './handle.js';
 import { claimReservation, releaseReservation } from './reservations.js';
 

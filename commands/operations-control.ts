@@ -1,9 +1,9 @@
 import type { OperationEvent } from '../domain/operations/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import type { Clock } from '../infra/ports/clock.js';
-import type { EventStore, EventSubscription } from '../infra/ports/event-store.js';
-import type { Logger } from '../infra/ports/logger.js';
-import type { ProjectionRebuilder } from '../infra/ports/projections.js';
+import type { Clock } from '../ports/clock.js';
+import type { EventStore, EventSubscription } from '../ports/event-store.js';
+import type { Logger } from '../ports/logger.js';
+import type { ProjectionRebuilder } from '../ports/projections.js';
 import { recordProjectionRebuild } from './operations.js';
 
 export interface ProjectionControlPorts {

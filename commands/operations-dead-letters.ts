@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { deadLetterDecider, deadLetterStreamId, type FailedEvent } from '../domain/operations/dead-letters.js';
-import type { EventStore } from '../infra/ports/event-store.js';
+import type { EventStore } from '../ports/event-store.js';
 import { handleAtContextTime, handleCommand, loadState, type CommandContext } from './handle.js';
 
 /** One id per (consumer, event): the same failure always lands in the same stream. */

@@ -1,8 +1,8 @@
 import { operationDecider, projectionStreamId, type OperationEvent } from '../domain/operations/index.js';
 import { DomainError } from '../domain/shared/decider.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import type { ProjectionRebuilder } from '../infra/ports/projections.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { ProjectionRebuilder } from '../ports/projections.js';
 import { handleAtContextTime, handleCommand, type CommandContext } from './handle.js';
 
 export function requestProjectionRebuild(store: EventStore, context: CommandContext, name: string, requestId: string) {

@@ -1,8 +1,8 @@
 import { orgStreamId } from '../domain/orgs/index.js';
 import { budgetLimitDecider, spendDecider, spendPeriodOf, spendStreamId } from '../domain/orgs/spend.js';
-import type { Clock } from '../infra/ports/clock.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import type { LlmCaller, LlmProviderId } from '../infra/ports/llm.js';
+import type { Clock } from '../ports/clock.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { LlmCaller, LlmProviderId } from '../ports/llm.js';
 import { handleCommand, loadState, type CommandContext } from './handle.js';
 
 /**

@@ -1,5 +1,5 @@
 import { orgDecider, orgStreamId, type OrgCommand } from '../domain/orgs/index.js';
-import type { EventStore } from '../infra/ports/event-store.js';
+import type { EventStore } from '../ports/event-store.js';
 import { handleAtContextTime, type CommandContext, type WithoutAt } from './handle.js';
 
 export type OrgCommandInput = WithoutAt<OrgCommand>;

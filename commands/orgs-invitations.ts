@@ -1,8 +1,8 @@
 import { DomainError } from '../domain/shared/decider.js';
 import type { Role } from '../domain/shared/permissions.js';
 import { formatInvitationToken, parseInvitationToken } from '../domain/orgs/invitation-token.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import type { Mailer } from '../infra/ports/mailer.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { Mailer } from '../ports/mailer.js';
 import type { CommandContext } from './handle.js';
 import { handleOrgCommand } from './orgs-handle.js';
 import { randomSecret, sha256 } from './users-credentials.js';

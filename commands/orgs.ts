@@ -1,7 +1,7 @@
 import { DomainError } from '../domain/shared/decider.js';
 import type { Role } from '../domain/shared/permissions.js';
 import type { LlmProvider } from '../domain/orgs/index.js';
-import type { EventStore } from '../infra/ports/event-store.js';
+import type { EventStore } from '../ports/event-store.js';
 import type { CommandContext } from './handle.js';
 import { handleOrgCommand } from './orgs-handle.js';
 

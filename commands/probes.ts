@@ -1,6 +1,6 @@
 import { DomainError } from '../domain/shared/decider.js';
 import { probeDecider, probeStreamId } from '../domain/probes/index.js';
-import type { EventStore } from '../infra/ports/event-store.js';
+import type { EventStore } from '../ports/event-store.js';
 import { handleAtContextTime, type CommandContext } from './handle.js';
 import { claimReservation } from './reservations.js';
 

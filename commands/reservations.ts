@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { reservationDecider } from '../domain/reservations/index.js';
-import type { EventStore } from '../infra/ports/event-store.js';
+import type { EventStore } from '../ports/event-store.js';
 import { handleCommand, type CommandContext } from './handle.js';
 
 /** The key is hashed so that an email never appears in a stream name. */

@@ -1,9 +1,9 @@
 import { flowDecider, flowNotFound, flowStreamId, isVisibleTo, nodeNotFound, type FlowScope, type FlowState } from '../domain/flows/index.js';
 import { isFinished, runDecider, runStreamId, type OverrideConfig, type RunCommand, type RunMode, type RunState } from '../domain/runs/index.js';
 import { DomainError } from '../domain/shared/decider.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import type { LlmProviderId } from '../infra/ports/llm.js';
-import type { RunExecutor, RunSettings } from '../infra/ports/runs.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { LlmProviderId } from '../ports/llm.js';
+import type { RunExecutor, RunSettings } from '../ports/runs.js';
 import { cachedState, handleCommand, handleCommands, loadState, type CommandContext } from './handle.js';
 import { assertWithinBudget } from './orgs-budget.js';
 import { claimReservation, releaseReservation, reservationStreamId } from './reservations.js';

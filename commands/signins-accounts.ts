@@ -8,7 +8,7 @@ import {
   userDecider,
   userStreamId,
 } from '../domain/users/index.js';
-import type { EventStore } from '../infra/ports/event-store.js';
+import type { EventStore } from '../ports/event-store.js';
 import { loadState, type CommandContext } from './handle.js';
 import { claimReservation } from './reservations.js';
 import { EMAIL_SCOPE, emailTaken, registerUser, releaseQuietly, reservationOwner, runUserCommand, takeOverExpiredEmail } from './users-registration.js';

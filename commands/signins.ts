@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { DomainError } from '../domain/shared/decider.js';
 import { signInDecider, signInStreamId, type SignInState } from '../domain/signins/index.js';
 import type { SocialProvider } from '../domain/users/fields.js';
-import type { EventStore } from '../infra/ports/event-store.js';
+import type { EventStore } from '../ports/event-store.js';
 import { handleAtContextTime, handleCommand, type CommandContext } from './handle.js';
 
 /**

@@ -1,5 +1,5 @@
 import { loadSkillResult, loadSkillTool, withSkills, type SkillContent, type SkillScope } from '../domain/skills/index.js';
-import type { SkillsReadModel } from '../infra/ports/skills.js';
+import type { SkillsReadModel } from '../ports/skills.js';
 import type { AgentTool } from './agents-loop.js';
 
 /**

@@ -8,7 +8,7 @@ import {
   type SkillState,
 } from '../domain/skills/index.js';
 import { DomainError } from '../domain/shared/decider.js';
-import type { EventStore } from '../infra/ports/event-store.js';
+import type { EventStore } from '../ports/event-store.js';
 import { handleAtContextTime, loadState, type CommandContext } from './handle.js';
 
 export interface CreateSkillInput {

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { fold, type Decider } from '../domain/shared/decider.js';
 import type { DomainEvent } from '../domain/shared/events.js';
 import { readSnapshot, SNAPSHOT_EVENT, SNAPSHOTS_KEPT, snapshotStreamId, type SnapshotData } from '../domain/shared/snapshots.js';
-import type { EventStore } from '../infra/ports/event-store.js';
+import type { EventStore } from '../ports/event-store.js';
 
 /**
  * Snapshots of the folded state of long streams (domain/shared/snapshots.ts): only an

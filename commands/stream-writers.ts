@@ -1,4 +1,4 @@
-import type { EventStore } from '../infra/ports/event-store.js';
+import type { EventStore } from '../ports/event-store.js';
 
 /**
  * One writer at a time per stream, per process. Commands on one stream that meet in this process

@@ -12,8 +12,8 @@ import {
   type TerminalCommand,
   type TerminalState,
 } from '../domain/terminals/index.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import type { StreamSignals } from '../infra/ports/stream-signals.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { StreamSignals } from '../ports/stream-signals.js';
 import { handleAtContextTime, loadState, type CommandContext } from './handle.js';
 
 /** What a long poll needs beyond the log: the wake-ups of this process and the clock it decides with. */

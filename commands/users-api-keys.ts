@@ -1,5 +1,5 @@
 import { userDecider, userStreamId, type ApiKeyCommand } from '../domain/users/index.js';
-import type { EventStore } from '../infra/ports/event-store.js';
+import type { EventStore } from '../ports/event-store.js';
 import { handleAtContextTime, type CommandContext } from './handle.js';
 
 /** The secret is shown once by the route and never stored: only its SHA-256 reaches the log. */

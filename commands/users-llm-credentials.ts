@@ -1,5 +1,5 @@
 import type { UserLlmProvider } from '../domain/users/index.js';
-import type { EventStore } from '../infra/ports/event-store.js';
+import type { EventStore } from '../ports/event-store.js';
 import type { CommandContext } from './handle.js';
 import { runUserCommand } from './users-registration.js';
 

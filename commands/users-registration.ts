@@ -1,7 +1,7 @@
 import { reservationDecider } from '../domain/reservations/index.js';
 import { DomainError, fold } from '../domain/shared/decider.js';
 import { DEFAULT_UNVERIFIED_ACCOUNT_TTL_HOURS, userDecider, userStreamId, type UserCommand, type VerificationRequest } from '../domain/users/index.js';
-import type { EventStore } from '../infra/ports/event-store.js';
+import type { EventStore } from '../ports/event-store.js';
 import { handleCommand, type CommandContext } from './handle.js';
 import { claimReservation, releaseReservation, reservationStreamId } from './reservations.js';
 

@@ -1,6 +1,6 @@
 import { DomainError, fold } from '../domain/shared/decider.js';
 import { userDecider, userStreamId, type Preferences, type VerificationRequest } from '../domain/users/index.js';
-import type { EventStore } from '../infra/ports/event-store.js';
+import type { EventStore } from '../ports/event-store.js';
 import type { CommandContext } from './handle.js';
 import { releaseReservation } from './reservations.js';
 import { EMAIL_SCOPE, claimEmail, releaseQuietly, runUserCommand } from './users-registration.js';

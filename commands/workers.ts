@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { heartbeatStreamId, workerDecider, workerStreamId, type WorkerCommand, type WorkerEvent } from '../domain/workers/index.js';
-import type { EventStore } from '../infra/ports/event-store.js';
+import type { EventStore } from '../ports/event-store.js';
 import { handleCommand, loadState, metadataOf, type CommandContext, type WithoutAt } from './handle.js';
 
 /** Every worker-presence write: time from the context. */

@@ -1,6 +1,6 @@
 import { flowDecider, flowNotFound, flowStreamId, isVisibleTo, type FlowScope } from '../domain/flows/index.js';
 import { isClosed, workflowDecider, workflowNotFound, workflowStreamId, type CreateWorkflowCommand, type WorkflowCommand, type WorkflowState } from '../domain/workflows/index.js';
-import type { EventStore } from '../infra/ports/event-store.js';
+import type { EventStore } from '../ports/event-store.js';
 import { handleCommand, loadState, type CommandContext, type WithoutAt } from './handle.js';
 
 /**

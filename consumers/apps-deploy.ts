@@ -1,6 +1,6 @@
 import { runDeployment, type DeployWorkerPorts } from '../commands/apps-deploy.js';
 import { APP_DEPLOY_CATEGORY } from '../domain/apps/deploy-decide.js';
-import type { Consumer } from '../infra/ports/bus.js';
+import type { Consumer } from '../ports/bus.js';
 
 /**
  * Builds requested deployments (DeploymentRequested → BUILDING → READY | ERROR). At least once: the

@@ -1,5 +1,5 @@
-import type { Consumer } from '../infra/ports/bus.js';
-import type { Services } from '../infra/ports/services.js';
+import type { Consumer } from '../ports/bus.js';
+import type { Services } from '../ports/services.js';
 import { probeAcknowledger } from './probes.js';
 import { runWorker } from './runs.js';
 import { workflowWorker } from './workflows.js';

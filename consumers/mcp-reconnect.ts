@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { executeMcpCommand, loadMcpServer } from '../commands/mcp.js';
 import { connectWaitMs } from '../commands/mcp-connection.js';
 import { connectStaleBefore } from '../domain/mcp/index.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import type { Logger } from '../infra/ports/logger.js';
-import type { McpReadModel, McpRuntime, McpSettings } from '../infra/ports/mcp.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { Logger } from '../ports/logger.js';
+import type { McpReadModel, McpRuntime, McpSettings } from '../ports/mcp.js';
 import { workerContext } from './mcp-worker.js';
 
 /** The ports the reconnector uses. */

@@ -5,10 +5,10 @@ import { appendMcpEvents } from '../commands/mcp-requests.js';
 import type { McpEvent, McpServerState } from '../domain/mcp/index.js';
 import { isMcpRequestExpired, MCP_REQUEST_EXPIRED, mayBeReplayed, serverIdOfStream } from '../domain/mcp/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import type { Logger } from '../infra/ports/logger.js';
-import type { HeldConnection, McpConnection, McpRuntime, McpSettings } from '../infra/ports/mcp.js';
-import type { SecretSealer } from '../infra/ports/secret-sealer.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { Logger } from '../ports/logger.js';
+import type { HeldConnection, McpConnection, McpRuntime, McpSettings } from '../ports/mcp.js';
+import type { SecretSealer } from '../ports/secret-sealer.js';
 
 /**
  * The worker side of MCP: opens and closes connections and serves calls, recording every outcome

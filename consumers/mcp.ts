@@ -1,5 +1,5 @@
 import { MCP_CATEGORY } from '../domain/mcp/index.js';
-import type { Consumer } from '../infra/ports/bus.js';
+import type { Consumer } from '../ports/bus.js';
 import { McpReconnector, type McpReconnectPorts } from './mcp-reconnect.js';
 import { McpWorker, type McpWorkerPorts } from './mcp-worker.js';
 

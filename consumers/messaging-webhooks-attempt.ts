@@ -3,10 +3,10 @@ import type { CommandContext } from '../commands/handle.js';
 import { executeDeliveryCommand, executeWebhookCommand, loadDelivery, loadWebhook } from '../commands/messaging-webhooks.js';
 import { deliverableReason, judgeAttempt, parseRetryAfter, type AttemptResult, type RetryPolicy } from '../domain/messaging-webhooks/index.js';
 import { DomainError } from '../domain/shared/decider.js';
-import type { Clock } from '../infra/ports/clock.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import type { Logger } from '../infra/ports/logger.js';
-import type { WebhookSender } from '../infra/ports/messaging-webhooks.js';
+import type { Clock } from '../ports/clock.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { Logger } from '../ports/logger.js';
+import type { WebhookSender } from '../ports/messaging-webhooks.js';
 
 /** An attempt whose time is this close is made now rather than re-armed. */
 const EARLY_TOLERANCE_MS = 5;

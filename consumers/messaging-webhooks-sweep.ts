@@ -1,6 +1,6 @@
-import type { Clock } from '../infra/ports/clock.js';
-import type { Logger } from '../infra/ports/logger.js';
-import type { DeliveryTimers, OverdueDeliveries } from '../infra/ports/messaging-webhooks.js';
+import type { Clock } from '../ports/clock.js';
+import type { Logger } from '../ports/logger.js';
+import type { DeliveryTimers, OverdueDeliveries } from '../ports/messaging-webhooks.js';
 
 /** Deliveries looked at per sweep; the rest wait for the next one. */
 export const SWEEP_LIMIT = 500;

@@ -3,10 +3,10 @@ import type { CommandContext } from '../commands/handle.js';
 import { executeWebhookCommand, loadWebhook, scheduleDelivery } from '../commands/messaging-webhooks.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import { DELIVERY_CATEGORY, webhookBodyOf, webhookEventTypeOf, wantsEvent, type DeliveryEvent } from '../domain/messaging-webhooks/index.js';
-import type { Consumer } from '../infra/ports/bus.js';
-import type { Clock } from '../infra/ports/clock.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import type { MessagingWebhooks } from '../infra/ports/messaging-webhooks.js';
+import type { Consumer } from '../ports/bus.js';
+import type { Clock } from '../ports/clock.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { MessagingWebhooks } from '../ports/messaging-webhooks.js';
 
 export interface WebhooksConsumerPorts {
   eventStore: EventStore;

@@ -2,9 +2,9 @@ import { executeSessionCommand, loadSession } from '../commands/messaging.js';
 import type { CommandContext } from '../commands/handle.js';
 import { sessionIdOfAddress, sessionIdOfStream, MSG_SESSION_CATEGORY, type MessagingEventOf } from '../domain/messaging/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import type { Consumer } from '../infra/ports/bus.js';
-import type { Clock } from '../infra/ports/clock.js';
-import type { EventStore } from '../infra/ports/event-store.js';
+import type { Consumer } from '../ports/bus.js';
+import type { Clock } from '../ports/clock.js';
+import type { EventStore } from '../ports/event-store.js';
 
 export interface MessagingConsumerPorts {
   eventStore: EventStore;

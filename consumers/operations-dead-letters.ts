@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { deadLetterState, recordDeadLetterRetry } from '../commands/operations-dead-letters.js';
 import { DEAD_LETTER_CATEGORY, type DeadLetterEvent } from '../domain/operations/dead-letters.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import type { Consumer } from '../infra/ports/bus.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import type { Logger } from '../infra/ports/logger.js';
+import type { Consumer } from '../ports/bus.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { Logger } from '../ports/logger.js';
 
 export interface DeadLetterRetrierPorts {
   eventStore: EventStore;

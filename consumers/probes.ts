@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { acknowledgeProbe } from '../commands/probes.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import type { Consumer } from '../infra/ports/bus.js';
-import type { EventStore } from '../infra/ports/event-store.js';
+import type { Consumer } from '../ports/bus.js';
+import type { EventStore } from '../ports/event-store.js';
 
 /**
  * Reacts to ProbeCreated by recording ProbeAcknowledged through a command, like every worker:

@@ -27,12 +27,12 @@ import {
 } from '../domain/runs/index.js';
 import { openSecretVariables } from '../domain/flows/secrets.js';
 import { DomainError } from '../domain/shared/decider.js';
-import type { Clock } from '../infra/ports/clock.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import { isLlmAbort, isLlmProviderError } from '../infra/ports/llm.js';
-import type { Logger } from '../infra/ports/logger.js';
-import type { Metrics } from '../infra/ports/metrics.js';
-import type { RunExecutor, RunSettings } from '../infra/ports/runs.js';
+import type { Clock } from '../ports/clock.js';
+import type { EventStore } from '../ports/event-store.js';
+import { isLlmAbort, isLlmProviderError } from '../ports/llm.js';
+import type { Logger } from '../ports/logger.js';
+import type { Metrics } from '../ports/metrics.js';
+import type { RunExecutor, RunSettings } from '../ports/runs.js';
 import { answerPromptCondition, DEFAULT_NODE_KIND, fallbackKindOf, nodeKindFor, nodeKindsFor, type ExecutionContext, type NodeKindPorts } from './runs-kinds/index.js';
 import { llmCapabilityFor } from './runs-llm.js';
 

@@ -1,5 +1,5 @@
 import { RunInputError, type LlmCapability } from '../domain/runs/index.js';
-import { LLM_PROVIDER_IDS, type LlmGateway, type LlmProviderId } from '../infra/ports/llm.js';
+import { LLM_PROVIDER_IDS, type LlmGateway, type LlmProviderId } from '../ports/llm.js';
 
 /** The LLM capability a run's node kinds get in their context (kinds and prompt conditions live in consumers/runs-kinds/). */
 const providerOf = (name: unknown): LlmProviderId => {

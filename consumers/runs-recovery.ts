@@ -6,10 +6,10 @@ import { executeWorkerCommand } from '../commands/workers.js';
 import { runDecider, runStreamId, type RunState } from '../domain/runs/index.js';
 import { DomainError } from '../domain/shared/decider.js';
 import { heartbeatStreamId, isRunAbandoned, isWorkerDead, processOfWorkerId, workerDecider, workerStreamId, type WorkerPresence } from '../domain/workers/index.js';
-import type { Clock } from '../infra/ports/clock.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import type { Logger } from '../infra/ports/logger.js';
-import type { RunExecutor, RunRecoveryQueries, RunSettings, RunningRun } from '../infra/ports/runs.js';
+import type { Clock } from '../ports/clock.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { Logger } from '../ports/logger.js';
+import type { RunExecutor, RunRecoveryQueries, RunSettings, RunningRun } from '../ports/runs.js';
 import { createRunSweep, type SweepResult } from './runs-sweep.js';
 
 export interface RunRecoveryPorts {

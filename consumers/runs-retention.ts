@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { handleCommand } from '../commands/handle.js';
 import { runDecider, runStreamId, type PruneReason } from '../domain/runs/index.js';
 import { DomainError } from '../domain/shared/decider.js';
-import type { Clock } from '../infra/ports/clock.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import type { Logger } from '../infra/ports/logger.js';
-import type { RunRetentionQueries } from '../infra/ports/runs.js';
+import type { Clock } from '../ports/clock.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { Logger } from '../ports/logger.js';
+import type { RunRetentionQueries } from '../ports/runs.js';
 
 /** How long finished runs keep their whole history; 0 or null: no such bound. */
 export interface RunHistoryRetention {

@@ -3,10 +3,10 @@ import { handleCommand, type CommandContext } from '../commands/handle.js';
 import { loadRun } from '../commands/runs.js';
 import { runDecider, runStreamId, type RunCommand, type RunState } from '../domain/runs/index.js';
 import { DomainError } from '../domain/shared/decider.js';
-import type { Clock } from '../infra/ports/clock.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import type { Logger } from '../infra/ports/logger.js';
-import type { RunExecutor, RunRecoveryQueries, RunSettings } from '../infra/ports/runs.js';
+import type { Clock } from '../ports/clock.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { Logger } from '../ports/logger.js';
+import type { RunExecutor, RunRecoveryQueries, RunSettings } from '../ports/runs.js';
 
 export interface RunSweepPorts {
   eventStore: EventStore;

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { executeRunCommand, loadRun } from '../commands/runs.js';
 import { DomainError } from '../domain/shared/decider.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import type { Consumer } from '../infra/ports/bus.js';
-import type { Clock } from '../infra/ports/clock.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import type { Logger } from '../infra/ports/logger.js';
-import type { RunExecutor } from '../infra/ports/runs.js';
+import type { Consumer } from '../ports/bus.js';
+import type { Clock } from '../ports/clock.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { Logger } from '../ports/logger.js';
+import type { RunExecutor } from '../ports/runs.js';
 
 export interface RunWorkerPorts {
   eventStore: EventStore;

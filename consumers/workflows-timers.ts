@@ -4,10 +4,10 @@ import { executeWorkflowCommand, loadWorkflow } from '../commands/workflows.js';
 import { DomainError } from '../domain/shared/decider.js';
 import { isWorkerDead, processOfWorkerId, type WorkerPresence } from '../domain/workers/index.js';
 import { isClosed, runningWorkerNodes } from '../domain/workflows/index.js';
-import type { Clock } from '../infra/ports/clock.js';
-import type { EventStore } from '../infra/ports/event-store.js';
-import type { Logger } from '../infra/ports/logger.js';
-import type { WorkflowQueries, WorkflowTimers } from '../infra/ports/workflows.js';
+import type { Clock } from '../ports/clock.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { Logger } from '../ports/logger.js';
+import type { WorkflowQueries, WorkflowTimers } from '../ports/workflows.js';
 
 export interface WorkflowTimerPorts {
   eventStore: EventStore;

@@ -6,8 +6,8 @@ import { graphIndex, nextSteps, nodeInputs, nodeStateOf } from '../domain/runs/i
 import { DomainError } from '../domain/shared/decider.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import { isWorkflowKind, type WorkflowState } from '../domain/workflows/index.js';
-import type { Consumer } from '../infra/ports/bus.js';
-import type { WorkflowTimers } from '../infra/ports/workflows.js';
+import type { Consumer } from '../ports/bus.js';
+import type { WorkflowTimers } from '../ports/workflows.js';
 import { abortableSleep, executeNodeKind, LOCAL_WORKER_ID, nodeDeadline, nodeErrorOf, type RunEnginePorts } from './runs-executor.js';
 import { nodeKindsFor } from './runs-kinds/index.js';
 import { llmCapabilityFor } from './runs-llm.js';

@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { AgentEvent, AgentScope, AgentSessionEvent } from '../domain/agents/index.js';
-import type { Doc, Filter, Page, ReadStore } from '../infra/ports/read-store.js';
+import type { Doc, Filter, Page, ReadStore } from '../ports/read-store.js';
 import { type Projector, ownedCollections } from './projector.js';
 
 /** The agents list and each agent's sessions list (details are folded from the streams by the commands). */

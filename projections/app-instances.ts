@@ -10,7 +10,7 @@ import {
 } from '../domain/app-instances/index.js';
 import type { FlowScope } from '../domain/flows/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import type { Doc, ReadStore } from '../infra/ports/read-store.js';
+import type { Doc, ReadStore } from '../ports/read-store.js';
 import { type Projector, ownedCollections } from './projector.js';
 
 /**

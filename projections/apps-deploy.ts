@@ -1,6 +1,6 @@
 import { evolveDeploy, initialDeployState, APP_DEPLOY_CATEGORY, type DeployEvent, type DeployState, type Deployment } from '../domain/apps/deploy-decide.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import type { Doc, ReadStore } from '../infra/ports/read-store.js';
+import type { Doc, ReadStore } from '../ports/read-store.js';
 import { type Projector, ownedCollections } from './projector.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { AppEvent, AppTenant } from '../domain/apps/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import type { Doc, Filter, Page, ReadStore } from '../infra/ports/read-store.js';
+import type { Doc, Filter, Page, ReadStore } from '../ports/read-store.js';
 import { type Projector, ownedCollections } from './projector.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { RecordedEvent } from '../domain/shared/events.js';
 import { ASSISTANT_CATEGORY, type AssistantEvent, type ConversationMessage, type ConversationScope } from '../domain/assistant/index.js';
-import type { AssistantReads } from '../infra/ports/assistant.js';
-import type { Doc, ReadStore } from '../infra/ports/read-store.js';
+import type { AssistantReads } from '../ports/assistant.js';
+import type { Doc, ReadStore } from '../ports/read-store.js';
 import { flowViewOf, getFlow, listFlows } from './flows.js';
 import { ownedCollections, type Projector } from './projector.js';
 import { getProcess, processView, type ProcessDoc } from './runs.js';
@@ -150,7 +150,7 @@ export function listConversations(store: ReadStore, scope: ConversationScope, op
 const tenantOf = (scope: ConversationScope) =>
   scope.orgId === null ? { orgId: null, workspaceId: scope.workspaceId, ownerId: scope.userId } : { orgId: scope.orgId, workspaceId: scope.workspaceId };
 
-/** The assistant tools' reads (port infra/ports/assistant.ts). */
+/** The assistant tools' reads (port ports/assistant.ts). */
 export function assistantReads(store: ReadStore): AssistantReads {
   return {
     async listFlows(scope, limit) {

@@ -1,7 +1,7 @@
 import type { RecordedEvent } from '../domain/shared/events.js';
 import { APPLICATION_CATEGORY, type ApplicationStatus, type CareerEvent, type CvFile } from '../domain/careers/index.js';
-import type { PersonalDataVault } from '../infra/ports/personal-data.js';
-import type { Doc, ReadStore } from '../infra/ports/read-store.js';
+import type { PersonalDataVault } from '../ports/personal-data.js';
+import type { Doc, ReadStore } from '../ports/read-store.js';
 import { type Projector, ownedCollections } from './projector.js';
 
 export interface StatusChange {

@@ -1,6 +1,6 @@
 import type { CliTokenEvent, CliTokenSource, DeviceAuthorizationEvent, DeviceAuthorizationStatus } from '../domain/cli/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import type { Doc, ReadStore } from '../infra/ports/read-store.js';
+import type { Doc, ReadStore } from '../ports/read-store.js';
 import { CREDENTIAL_COLLECTIONS, insertIfAbsent, type SecretCredentialView } from './users-auth.js';
 import { type Projector, ownedCollections } from './projector.js';
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Query } from 'mingo';
 import type { JsonDocument } from '../domain/documents/index.js';
-import { InvalidCursorError, type Filter, type ReadStore, type Sort } from '../infra/ports/read-store.js';
+import { InvalidCursorError, type Filter, type ReadStore, type Sort } from '../ports/read-store.js';
 import { physicalCollection, type StoredDocument } from './documents.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { DocumentEvent, DocumentStreamEvent, CollectionScope, JsonDocument } from '../domain/documents/index.js';
 import { COLLECTION_CATEGORY, DOCUMENT_CATEGORY, storedPath } from '../domain/documents/index.js';
 import { categoryOf, type RecordedEvent } from '../domain/shared/events.js';
-import { DuplicateKeyError, type Doc, type ReadStore } from '../infra/ports/read-store.js';
+import { DuplicateKeyError, type Doc, type ReadStore } from '../ports/read-store.js';
 import type { Projector } from './projector.js';
 
 /**

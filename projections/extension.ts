@@ -7,7 +7,7 @@ import {
 } from '../domain/extension/index.js';
 import type { FlowScope } from '../domain/flows/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import { DuplicateKeyError, type Doc, type Page, type ReadStore } from '../infra/ports/read-store.js';
+import { DuplicateKeyError, type Doc, type Page, type ReadStore } from '../ports/read-store.js';
 import { FLOWS } from './flows.js';
 import type { FlowDefinition, FlowDoc } from './flows-doc.js';
 import { type Projector, ownedCollections } from './projector.js';

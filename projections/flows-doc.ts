@@ -11,7 +11,7 @@ import {
   type TriggerSettings,
   type TriggerView,
 } from '../domain/flows/index.js';
-import type { Doc } from '../infra/ports/read-store.js';
+import type { Doc } from '../ports/read-store.js';
 
 /**
  * How a flow is stored in the `flows` collection, and back.

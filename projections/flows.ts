@@ -1,6 +1,6 @@
 import { evolveFlow, initialFlowState, isVisibleTo, MAX_HISTORY_ENTRIES_PER_NODE, type FlowEvent, type FlowScope, type FlowState, type HistoryEntry } from '../domain/flows/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import type { Page, ReadStore } from '../infra/ports/read-store.js';
+import type { Page, ReadStore } from '../ports/read-store.js';
 import {
   docOf,
   historyDocId,

@@ -1,5 +1,5 @@
 import type { FlowScope } from '../domain/flows/index.js';
-import type { Doc, Filter, ReadStore } from '../infra/ports/read-store.js';
+import type { Doc, Filter, ReadStore } from '../ports/read-store.js';
 import { tenantFilter } from './system.js';
 
 /**

@@ -1,6 +1,6 @@
 import { MCP_CATEGORY, serverIdOfStream, type McpEvent } from '../domain/mcp/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import type { Doc, Page, ReadStore } from '../infra/ports/read-store.js';
+import type { Doc, Page, ReadStore } from '../ports/read-store.js';
 import { type Projector, ownedCollections } from './projector.js';
 
 /** What an entry's document and its answer share. */

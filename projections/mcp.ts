@@ -1,7 +1,7 @@
 import { isMcpServerVisibleTo, MASKED_SECRET, MCP_CATEGORY, serverIdOfStream, type McpConnectionState, type McpEndpointConfig, type McpEvent, type McpScope, type McpTransport } from '../domain/mcp/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import type { McpReadModel } from '../infra/ports/mcp.js';
-import type { Doc, Filter, Page, ReadStore } from '../infra/ports/read-store.js';
+import type { McpReadModel } from '../ports/mcp.js';
+import type { Doc, Filter, Page, ReadStore } from '../ports/read-store.js';
 import type { Projector } from './projector.js';
 import { mcpHistoryProjector } from './mcp-history.js';
 

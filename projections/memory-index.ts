@@ -1,4 +1,4 @@
-import type { ReadStore } from '../infra/ports/read-store.js';
+import type { ReadStore } from '../ports/read-store.js';
 import { MEMORIES, MEMORY_TENANTS, tenantFilter, tenantKeyOf, unpackVector, type MemoryDoc, type MemoryTenantDoc } from './memory.js';
 import type { MemoryTenant } from '../domain/memory/index.js';
 

@@ -1,6 +1,6 @@
 import { SCOPE_FIELDS, bm25FromCounts, indexTerms, matchesMetadataFilter, rankMemories, tokenize, type TermCounts, type MemoryScope, type MemoryTenant } from '../domain/memory/index.js';
-import type { MemoryQueries, MemorySearchRequest, MemoryView } from '../infra/ports/memory.js';
-import type { Filter, ReadStore } from '../infra/ports/read-store.js';
+import type { MemoryQueries, MemorySearchRequest, MemoryView } from '../ports/memory.js';
+import type { Filter, ReadStore } from '../ports/read-store.js';
 import { postingsOf, tenantIndex, type IndexedMemory, type TenantIndex } from './memory-index.js';
 import { memoryIdsMatching, tenantFilter, type MemoryDoc } from './memory.js';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { MAX_STORED_TOKENS, indexTerms, isMemoryVisibleTo, tokenize, type MemoryEvent, type MemoryMetadata, type MemoryTenant } from '../domain/memory/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import { DuplicateKeyError, type Doc, type Filter, type Page, type ReadStore, type WriteOp } from '../infra/ports/read-store.js';
+import { DuplicateKeyError, type Doc, type Filter, type Page, type ReadStore, type WriteOp } from '../ports/read-store.js';
 import { type Projector, ownedCollections } from './projector.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { Ack, ChatMessage, MessagingEvent } from '../domain/messaging/events.js';
 import { isEmbeddedGroupId } from '../domain/messaging/addresses.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import type { Doc, Page, ReadStore } from '../infra/ports/read-store.js';
+import type { Doc, Page, ReadStore } from '../ports/read-store.js';
 
 export const CHATS = 'messaging_chats';
 export const MESSAGES = 'messaging_messages';

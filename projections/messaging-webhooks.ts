@@ -10,7 +10,7 @@ import {
   type WebhookEventName,
   type WebhookEventType,
 } from '../domain/messaging-webhooks/index.js';
-import { DuplicateKeyError, type Doc, type ReadStore, type WriteOp } from '../infra/ports/read-store.js';
+import { DuplicateKeyError, type Doc, type ReadStore, type WriteOp } from '../ports/read-store.js';
 import { ownedCollections, type Projector } from './projector.js';
 
 /** Attempts kept per delivery in the read model (the stream keeps them all). */

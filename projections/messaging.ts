@@ -1,7 +1,7 @@
 import { isVisibleTo, type FlowScope } from '../domain/flows/index.js';
 import { MSG_SESSION_CATEGORY, sessionIdOfStream, type Ack, type MessagingEvent, type ProviderKind, type SessionStatus } from '../domain/messaging/events.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import type { Doc, Page, ReadStore } from '../infra/ports/read-store.js';
+import type { Doc, Page, ReadStore } from '../ports/read-store.js';
 import { projectChatsAndMessages, CHATS, GROUPS, MESSAGES } from './messaging-chats.js';
 import type { Projector } from './projector.js';
 

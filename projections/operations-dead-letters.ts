@@ -1,6 +1,6 @@
 import { DEAD_LETTER_CATEGORY, type DeadLetterEvent } from '../domain/operations/dead-letters.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import { DuplicateKeyError, type Doc, type Filter, type ReadStore } from '../infra/ports/read-store.js';
+import { DuplicateKeyError, type Doc, type Filter, type ReadStore } from '../ports/read-store.js';
 import { type Projector, ownedCollections } from './projector.js';
 
 export interface DeadLetterView extends Doc {

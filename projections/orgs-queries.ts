@@ -1,4 +1,4 @@
-import type { ReadStore } from '../infra/ports/read-store.js';
+import type { ReadStore } from '../ports/read-store.js';
 import { CREDENTIAL_COLLECTIONS, type UserAuthView } from './users-auth.js';
 import { openLlmCredentials, type LlmCredential } from './users-llm-credentials.js';
 import { ORG_COLLECTIONS as C, type InvitationView, type LlmCredentialView, type MemberView, type OrgView, type SpendView, type TeamView, type WorkspaceView } from './orgs-views.js';

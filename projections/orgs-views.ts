@@ -1,4 +1,4 @@
-import type { Doc } from '../infra/ports/read-store.js';
+import type { Doc } from '../ports/read-store.js';
 import type { Role } from '../domain/shared/permissions.js';
 import type { MembershipView } from './users-auth.js';
 

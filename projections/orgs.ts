@@ -1,7 +1,7 @@
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { OrgEvent } from '../domain/orgs/index.js';
 import type { SpendEvent } from '../domain/orgs/spend.js';
-import type { ReadStore } from '../infra/ports/read-store.js';
+import type { ReadStore } from '../ports/read-store.js';
 import type { Projector } from './projector.js';
 import { ORG_COLLECTIONS as C, type LlmCredentialView, type MemberView, type OrgView, type SpendView, type TeamView, type WorkspaceView } from './orgs-views.js';
 

@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { ProbeEvent } from '../domain/probes/index.js';
-import type { Doc, ReadStore } from '../infra/ports/read-store.js';
+import type { Doc, ReadStore } from '../ports/read-store.js';
 import { type Projector, ownedCollections } from './projector.js';
 
 export interface ProbeView extends Doc {

@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '../domain/shared/events.js';
-import type { IndexSpec, ReadStore } from '../infra/ports/read-store.js';
+import type { IndexSpec, ReadStore } from '../ports/read-store.js';
 
 /**
  * One projector per read model. `project` must be idempotent: on the distributed adapters an event

@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../domain/shared/events.js';
-import type { Doc, ReadStore, WriteOp } from '../infra/ports/read-store.js';
-import type { RunRetentionQueries } from '../infra/ports/runs.js';
+import type { Doc, ReadStore, WriteOp } from '../ports/read-store.js';
+import type { RunRetentionQueries } from '../ports/runs.js';
 import { ORG_COLLECTIONS, type OrgView } from './orgs-views.js';
 import { type Projector, ownedCollections } from './projector.js';
 

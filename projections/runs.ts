@@ -1,8 +1,8 @@
 import type { FlowScope } from '../domain/flows/index.js';
 import { evolveRun, initialRunState, type RunEvent, type RunState } from '../domain/runs/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import { DuplicateKeyError, type Doc, type ReadStore, type WriteOp } from '../infra/ports/read-store.js';
-import type { RunRecoveryQueries } from '../infra/ports/runs.js';
+import { DuplicateKeyError, type Doc, type ReadStore, type WriteOp } from '../ports/read-store.js';
+import type { RunRecoveryQueries } from '../ports/runs.js';
 import { type Projector, ownedCollections } from './projector.js';
 import { getWorker } from './workers.js';
 
@@ -270,7 +270,7 @@ export function listRunningProcesses(store: ReadStore, scope: FlowScope, options
   return store.collection<ProcessDoc>(COLLECTION).page({ ...tenant, status: { $in: ACTIVE } }, { sort: { requestedAt: -1 }, limit: options.limit, cursor: options.cursor ?? null });
 }
 
-/** Crash recovery's and the deadline sweep's read side (port: infra/ports/runs.ts): candidates oldest first, and worker presence. */
+/** Crash recovery's and the deadline sweep's read side (port: ports/runs.ts): candidates oldest first, and worker presence. */
 export function runRecoveryQueries(store: ReadStore): RunRecoveryQueries {
   return {
     async runningRuns(limit) {

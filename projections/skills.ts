@@ -1,7 +1,7 @@
 import type { RecordedEvent } from '../domain/shared/events.js';
 import { SKILL_CATEGORY, skillActivationFor, type SkillActivation, type SkillContent, type SkillEvent, type SkillScope } from '../domain/skills/index.js';
-import type { Doc, ReadStore } from '../infra/ports/read-store.js';
-import type { SkillsReadModel } from '../infra/ports/skills.js';
+import type { Doc, ReadStore } from '../ports/read-store.js';
+import type { SkillsReadModel } from '../ports/skills.js';
 import { getFlow } from './flows.js';
 import { ownedCollections, type Projector } from './projector.js';
 

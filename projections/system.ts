@@ -3,7 +3,7 @@ import { RUN_STATUSES } from '../domain/runs/state.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import { isWorkerDead, processOfWorkerId } from '../domain/workers/liveness.js';
 import { waitingOn, type WorkflowState } from '../domain/workflows/state.js';
-import type { Doc, Filter, ReadStore } from '../infra/ports/read-store.js';
+import type { Doc, Filter, ReadStore } from '../ports/read-store.js';
 import { type Projector, ownedCollections } from './projector.js';
 import { listWorkers, type WorkerDoc } from './workers.js';
 import { countWorkflowsByStatus as workflowsByStatus, type WorkflowDoc } from './workflows.js';

@@ -8,7 +8,7 @@ import {
   type TerminalEvent,
   type ThreadEntry,
 } from '../domain/terminals/index.js';
-import type { Doc, ReadStore } from '../infra/ports/read-store.js';
+import type { Doc, ReadStore } from '../ports/read-store.js';
 import type { Projector } from './projector.js';
 
 export interface TerminalDoc extends Doc {

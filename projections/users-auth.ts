@@ -1,7 +1,7 @@
-import type { ApiKeyAuthView, CredentialLookup, MembershipView, SecretCredentialView, UserAuthView } from '../infra/ports/credentials.js';
-import { DuplicateKeyError, type Doc, type DocumentCollection, type ReadStore } from '../infra/ports/read-store.js';
+import type { ApiKeyAuthView, CredentialLookup, MembershipView, SecretCredentialView, UserAuthView } from '../ports/credentials.js';
+import { DuplicateKeyError, type Doc, type DocumentCollection, type ReadStore } from '../ports/read-store.js';
 
-export type { ApiKeyAuthView, MembershipView, SecretCredentialView, UserAuthView } from '../infra/ports/credentials.js';
+export type { ApiKeyAuthView, MembershipView, SecretCredentialView, UserAuthView } from '../ports/credentials.js';
 
 /**
  * The read models authentication consults on every request. Each collection is built by its own

@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { UserEvent } from '../domain/users/index.js';
-import type { ReadStore } from '../infra/ports/read-store.js';
+import type { ReadStore } from '../ports/read-store.js';
 import type { Projector } from './projector.js';
 
 /** `user_llm_credentials`: one document per user and provider; sealed keys only. */

@@ -1,7 +1,7 @@
 import type { OrgEvent } from '../domain/orgs/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { UserEvent } from '../domain/users/index.js';
-import type { ReadStore } from '../infra/ports/read-store.js';
+import type { ReadStore } from '../ports/read-store.js';
 import { CREDENTIAL_COLLECTIONS, insertIfAbsent, type ApiKeyAuthView, type UserAuthView } from './users-auth.js';
 import type { Projector } from './projector.js';
 import { userLlmCredentialsProjector } from './users-llm-credentials.js';

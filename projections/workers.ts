@@ -1,6 +1,6 @@
 import type { WorkerEvent } from '../domain/workers/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import type { Doc, ReadStore } from '../infra/ports/read-store.js';
+import type { Doc, ReadStore } from '../ports/read-store.js';
 import { type Projector, ownedCollections } from './projector.js';
 
 /** Read model of worker presence (`workers`): one document per worker process incarnation. */

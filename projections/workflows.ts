@@ -1,8 +1,8 @@
 import type { FlowScope } from '../domain/flows/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import { evolveWorkflow, initialWorkflowState, WORKFLOW_STATUSES, type WorkflowEvent, type WorkflowState, type WorkflowStatus } from '../domain/workflows/index.js';
-import { DuplicateKeyError, type Doc, type Filter, type ReadStore } from '../infra/ports/read-store.js';
-import type { DueTimer, WorkflowQueries } from '../infra/ports/workflows.js';
+import { DuplicateKeyError, type Doc, type Filter, type ReadStore } from '../ports/read-store.js';
+import type { DueTimer, WorkflowQueries } from '../ports/workflows.js';
 import type { Projector } from './projector.js';
 
 /**
@@ -172,7 +172,7 @@ export function pageWorkflows(store: ReadStore, scope: FlowScope, filter: Filter
   return store.collection<WorkflowDoc>(COLLECTION).page({ ...filter, ...scopeFilter(scope) }, { sort: { createdAt: -1 }, limit: options.limit, cursor: options.cursor ?? null });
 }
 
-/** The timers consumer's read side (port: infra/ports/workflows.ts). */
+/** The timers consumer's read side (port: ports/workflows.ts). */
 export function workflowQueries(store: ReadStore): WorkflowQueries {
   return {
     async dueTimers(before: string, limit: number): Promise<DueTimer[]> {

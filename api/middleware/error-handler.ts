@@ -1,8 +1,8 @@
 import type { Middleware } from 'koa';
 import { DomainError } from '../../domain/shared/decider.js';
-import type { Logger } from '../../infra/ports/logger.js';
-import { DuplicateKeyError, InvalidCursorError } from '../../infra/ports/read-store.js';
-import { LlmProviderError } from '../../infra/ports/llm-errors.js';
+import type { Logger } from '../../ports/logger.js';
+import { DuplicateKeyError, InvalidCursorError } from '../../ports/read-store.js';
+import { LlmProviderError } from '../../ports/llm-errors.js';
 import { errorBody, httpStatusOf, StatusError } from '../errors.js';
 import type { ErrorRenderer } from '../route.js';
 

@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import type { Metrics } from '../../infra/ports/metrics.js';
+import type { Metrics } from '../../ports/metrics.js';
 
 /**
  * Times every request and records it by route template (`/flows/{flowId}`, set by the route

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
-import type { Logger } from '../../infra/ports/logger.js';
+import type { Logger } from '../../ports/logger.js';
 
 const CLIENT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

@@ -2,7 +2,7 @@ import type { Context, Middleware } from 'koa';
 import { DomainError } from '../../domain/shared/decider.js';
 import { DEFAULT_TRIGGER, flowNotFound, nodeNotFound, type TriggerMethod } from '../../domain/flows/index.js';
 import { constantTimeEqual, randomSecret, sha256 } from '../../commands/users-credentials.js';
-import type { Services } from '../../infra/ports/services.js';
+import type { Services } from '../../ports/services.js';
 import { getFlow, getTriggerKeyHash } from '../../projections/flows.js';
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AGENT_FINISH_REASONS, AGENT_LIMITS, agentToolRefSchema } from '../../domain/agents/index.js';
-import { LLM_PROVIDER_IDS } from '../../infra/ports/llm.js';
+import { LLM_PROVIDER_IDS } from '../../ports/llm.js';
 
 /** Schemas of the agents routes (agents.ts): parameters, bodies, answers; the OpenAPI document shows them. */
 

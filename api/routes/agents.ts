@@ -5,7 +5,7 @@ import { cancelAgentMessage, deleteAgentSession, readAgentSession, sendAgentMess
 import {
   agentLimitsSchema, agentSessionStreamId, agentStreamId, messageNotFound, type AgentDefinition, type AgentMessageState, type AgentSessionState,
 } from '../../domain/agents/index.js';
-import type { Services } from '../../infra/ports/services.js';
+import type { Services } from '../../ports/services.js';
 import { listAgentSessions, listAgents, type AgentDoc, type AgentSessionDoc } from '../../projections/agents.js';
 import { ValidationError } from '../errors.js';
 import { defineRoute, type RouteInput } from '../route.js';

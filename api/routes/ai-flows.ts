@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { chooseDesigner, generateFlow, MAX_ATTEMPTS } from '../../commands/ai-flows.js';
 import { flowNameSchema, MAX_FLOW_DESCRIPTION_LENGTH, MAX_FLOW_NAME_LENGTH } from '../../domain/flows/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
-import { LLM_PROVIDER_IDS, LlmProviderError, isLlmAbort } from '../../infra/ports/llm.js';
+import { LLM_PROVIDER_IDS, LlmProviderError, isLlmAbort } from '../../ports/llm.js';
 import { errorBody } from '../errors.js';
 import { defineRoute, type RouteInput } from '../route.js';
 import { etagOf, writeFlow } from './flows.js';

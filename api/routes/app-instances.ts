@@ -12,7 +12,7 @@ import {
   type JsonObject,
 } from '../../domain/app-instances/index.js';
 import { idSchema } from '../../domain/flows/index.js';
-import { LLM_PROVIDER_IDS } from '../../infra/ports/llm.js';
+import { LLM_PROVIDER_IDS } from '../../ports/llm.js';
 import { getAppInstance, pageAppInstances, type AppInstanceDoc } from '../../projections/app-instances.js';
 import { getFlow } from '../../projections/flows.js';
 import { latestFlowProcess } from '../../projections/runs.js';

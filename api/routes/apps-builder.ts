@@ -3,7 +3,7 @@ import { loadVisibleApp } from '../../commands/apps.js';
 import { builderChat, type BuilderAnswer } from '../../commands/apps-builder.js';
 import { appStreamId } from '../../domain/apps/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
-import { isLlmProviderError, LLM_PROVIDER_IDS } from '../../infra/ports/llm.js';
+import { isLlmProviderError, LLM_PROVIDER_IDS } from '../../ports/llm.js';
 import { httpStatusOf } from '../errors.js';
 import { openSse, sseReply } from '../sse.js';
 import { defineRoute, type RouteDef, type RouteInput } from '../route.js';

@@ -6,7 +6,7 @@ import { idSchema } from '../../domain/flows/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import type { Principal } from '../../domain/shared/principal.js';
 import type { Context } from 'koa';
-import type { Services } from '../../infra/ports/services.js';
+import type { Services } from '../../ports/services.js';
 import { defineRoute } from '../route.js';
 
 /** App previews: POST …/preview answers a URL with an unguessable token; DELETE revokes it at once. */

@@ -6,8 +6,8 @@ import { checkAppInputs, previewSite, resolvePreview } from '../../commands/apps
 import { loadApp } from '../../commands/apps.js';
 import { startRun as startRunCommand } from '../../commands/runs.js';
 import { DomainError } from '../../domain/shared/decider.js';
-import type { AppBuildResult, BuiltFile, BuiltSite } from '../../infra/ports/app-delivery.js';
-import type { Services } from '../../infra/ports/services.js';
+import type { AppBuildResult, BuiltFile, BuiltSite } from '../../ports/app-delivery.js';
+import type { Services } from '../../ports/services.js';
 import { errorBody, httpStatusOf } from '../errors.js';
 
 /**

@@ -21,7 +21,7 @@ import {
   type ConversationState,
 } from '../../domain/assistant/index.js';
 import { flowStreamId } from '../../domain/flows/index.js';
-import type { Services } from '../../infra/ports/services.js';
+import type { Services } from '../../ports/services.js';
 import { conversationMessages, getConversation, listConversations, type ConversationDoc, type MessageDoc } from '../../projections/assistant.js';
 import { openSse, sseReply, type SseWriter } from '../sse.js';
 import { defineRoute, type RouteInput } from '../route.js';

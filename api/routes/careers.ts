@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { CV_MAX_BYTES, changeApplicationStatus, deleteApplication, dedupeInput, submitApplication, type CareersPorts } from '../../commands/careers.js';
 import { ALLOWED_TRANSITIONS, applicationStatusSchema, applicationStreamId } from '../../domain/careers/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
-import type { Services } from '../../infra/ports/services.js';
+import type { Services } from '../../ports/services.js';
 import { getApplication, listApplications, type OpenedApplication } from '../../projections/careers.js';
 import { orgExists } from '../../projections/orgs.js';
 import { NotFoundError, ValidationError } from '../errors.js';

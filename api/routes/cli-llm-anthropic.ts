@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
 import { z } from 'zod';
 import { DomainError } from '../../domain/shared/decider.js';
-import type { LlmMessage, LlmResult, LlmTool, LlmToolCallDelta, LlmToolChoice, LlmUsage } from '../../infra/ports/llm.js';
+import type { LlmMessage, LlmResult, LlmTool, LlmToolCallDelta, LlmToolChoice, LlmUsage } from '../../ports/llm.js';
 import type { ErrorRenderer } from '../route.js';
 
 /**

@@ -14,7 +14,7 @@ import { DomainError } from '../../domain/shared/decider.js';
 import { PERMISSIONS } from '../../domain/shared/permissions.js';
 import { CLI_TOKEN_PREFIX, formatSecretCredential, type Principal } from '../../domain/shared/principal.js';
 import { randomSecret, sha256 } from '../../commands/users-credentials.js';
-import type { Services } from '../../infra/ports/services.js';
+import type { Services } from '../../ports/services.js';
 import { findCliToken, findDeviceCodeByUserCodeHash } from '../../projections/cli.js';
 import { defineRoute } from '../route.js';
 

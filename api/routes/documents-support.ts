@@ -3,7 +3,7 @@ import { collectionScopeOf } from '../../commands/documents.js';
 import { collectionNameSchema, documentIdSchema, type CollectionScope } from '../../domain/documents/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import type { Principal } from '../../domain/shared/principal.js';
-import { ForbiddenOperatorError, QueryTimeoutError, UnsupportedError, type ReadStore } from '../../infra/ports/read-store.js';
+import { ForbiddenOperatorError, QueryTimeoutError, UnsupportedError, type ReadStore } from '../../ports/read-store.js';
 import { findCollection, type CollectionMeta } from '../../projections/documents.js';
 import { NotFoundError } from '../errors.js';
 

@@ -3,7 +3,7 @@ import { askExtensionModel, pageMessages, type ExtensionAiAnswer } from '../../c
 import { chooseExtensionModel, contextCharsFor, contextTokensOf, extensionModels, loadOrgExtensionSettings, updateOrgExtensionSettings, type ModelRef } from '../../commands/extension-models.js';
 import { extensionSettingsStreamId, modelRefText } from '../../domain/extension/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
-import { LlmProviderError, isLlmAbort, type LlmCaller, type LlmMessage } from '../../infra/ports/llm.js';
+import { LlmProviderError, isLlmAbort, type LlmCaller, type LlmMessage } from '../../ports/llm.js';
 import { errorBody, ValidationError } from '../errors.js';
 import { parseMultipart } from '../multipart.js';
 import { defineRoute, type RouteInput, type RouteReply } from '../route.js';

@@ -4,7 +4,7 @@ import { stateAtRevision } from '../../commands/snapshots.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import type { RecordedEvent } from '../../domain/shared/events.js';
 import { flowDecider, flowNotFound, flowStreamId, idSchema, isVisibleTo, maskFlowEventSecrets, toFlowView, type FlowScope } from '../../domain/flows/index.js';
-import type { EventStore } from '../../infra/ports/event-store.js';
+import type { EventStore } from '../../ports/event-store.js';
 import { defineRoute } from '../route.js';
 import { MAX_PAGE_SIZE } from './pagination.js';
 

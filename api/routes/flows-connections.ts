@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MAX_EDGES_PER_FLOW, connectionShape, findEdge, idSchema, validateGraph, type FlowEdge } from '../../domain/flows/index.js';
-import { InvalidCursorError } from '../../infra/ports/read-store.js';
+import { InvalidCursorError } from '../../ports/read-store.js';
 import { defineRoute } from '../route.js';
 import { etagOf, visibleFlow, writeFlow } from './flows.js';
 import { edgeOut, flowParams } from './flows-schemas.js';

@@ -15,7 +15,7 @@ import {
 } from '../../domain/flows/index.js';
 import { ValidationError } from '../errors.js';
 import { defineRoute } from '../route.js';
-import { InvalidCursorError } from '../../infra/ports/read-store.js';
+import { InvalidCursorError } from '../../ports/read-store.js';
 import { etagOf, nodeOf, visibleFlow, writeFlow, type FlowWriteResult } from './flows.js';
 import { flowParams, messageReply, nodeErrors, nodeOut, nodeParams, nodeReply, readErrors, writeErrors } from './flows-schemas.js';
 import { MAX_PAGE_SIZE } from './pagination.js';

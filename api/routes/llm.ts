@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { processWithLlm } from '../../commands/llm.js';
 import { DomainError } from '../../domain/shared/decider.js';
-import { LLM_PROVIDER_IDS, LLM_PROVIDER_NAMES, LlmProviderError, isLlmAbort, type LlmMessage, type LlmProviderId } from '../../infra/ports/llm.js';
+import { LLM_PROVIDER_IDS, LLM_PROVIDER_NAMES, LlmProviderError, isLlmAbort, type LlmMessage, type LlmProviderId } from '../../ports/llm.js';
 import { errorBody } from '../errors.js';
 import { defineRoute, type RouteInput } from '../route.js';
 

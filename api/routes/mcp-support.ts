@@ -3,7 +3,7 @@ import { MCP_STATES, MCP_TRANSPORTS } from '../../domain/mcp/index.js';
 import { getMcpServerView } from '../../projections/mcp.js';
 import { mcpScopeOf } from '../../commands/mcp.js';
 import type { Principal } from '../../domain/shared/principal.js';
-import type { Services } from '../../infra/ports/services.js';
+import type { Services } from '../../ports/services.js';
 import { McpOutcomeError } from '../../commands/mcp-errors.js';
 import { mcpServerStreamId } from '../../domain/mcp/index.js';
 import { NotFoundError } from '../errors.js';

@@ -4,7 +4,7 @@ import { configureWebhook, requestRedelivery } from '../../commands/messaging-we
 import { sessionNotFound } from '../../domain/messaging/index.js';
 import { DELIVERY_STATUSES, deliveryStreamId, webhookEventNameSchema, webhookStreamId, WEBHOOK_EVENT_NAMES } from '../../domain/messaging-webhooks/index.js';
 import type { Principal } from '../../domain/shared/principal.js';
-import type { Services } from '../../infra/ports/services.js';
+import type { Services } from '../../ports/services.js';
 import { findMessagingSession } from '../../projections/messaging.js';
 import { deliveryDocOf, getWebhook, listDeliveries, type DeliveryDoc, type WebhookDoc } from '../../projections/messaging-webhooks.js';
 import { NotFoundError } from '../errors.js';

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { DomainError } from '../../domain/shared/decider.js';
-import { PERFORMANCE_WINDOWS } from '../../infra/ports/metrics.js';
+import { PERFORMANCE_WINDOWS } from '../../ports/metrics.js';
 import { defineRoute } from '../route.js';
 import { requireOperator } from './operations.js';
 

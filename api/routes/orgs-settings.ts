@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { setLlmCredential } from '../../commands/orgs.js';
 import { llmProviderSchema, orgStreamId } from '../../domain/orgs/index.js';
 import { periodStartOf } from '../../domain/orgs/spend.js';
-import type { Services } from '../../infra/ports/services.js';
+import type { Services } from '../../ports/services.js';
 import { getOrg, listLlmCredentialsSealed, spentUsd } from '../../projections/orgs.js';
 import { NotFoundError } from '../errors.js';
 import { defineRoute } from '../route.js';

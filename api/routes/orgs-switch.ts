@@ -3,7 +3,7 @@ import { switchActiveScope } from '../../commands/users.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import { userStreamId } from '../../domain/users/index.js';
 import type { Principal } from '../../domain/shared/principal.js';
-import type { Services } from '../../infra/ports/services.js';
+import type { Services } from '../../ports/services.js';
 import { firstWorkspace, getMember, getOrg, getWorkspace } from '../../projections/orgs.js';
 import type { RouteInput } from '../route.js';
 import { ValidationError } from '../errors.js';

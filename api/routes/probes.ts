@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { createProbe, incrementProbe } from '../../commands/probes.js';
 import { probeNameSchema, probeStreamId } from '../../domain/probes/index.js';
-import type { ReadStore } from '../../infra/ports/read-store.js';
+import type { ReadStore } from '../../ports/read-store.js';
 import { getProbe, listProbes, type ProbeView } from '../../projections/probes.js';
 import { NotFoundError } from '../errors.js';
 import { defineRoute, type RouteReply } from '../route.js';

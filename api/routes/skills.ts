@@ -16,7 +16,7 @@ import {
   type SkillState,
 } from '../../domain/skills/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
-import { LLM_PROVIDER_IDS } from '../../infra/ports/llm.js';
+import { LLM_PROVIDER_IDS } from '../../ports/llm.js';
 import { allSkills, getSkill, listSkills, skillsForFlow, type SkillDoc } from '../../projections/skills.js';
 import { defineRoute, type RouteInput } from '../route.js';
 import { ifMatchOf, visibleFlow } from './flows.js';

@@ -3,7 +3,7 @@ import { loadTerminal } from '../../commands/terminals.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import type { Principal } from '../../domain/shared/principal.js';
 import { promptStatusOf, terminalStatus, type PromptState, type TerminalState } from '../../domain/terminals/index.js';
-import type { Services } from '../../infra/ports/services.js';
+import type { Services } from '../../ports/services.js';
 import { currentPrompt, getTerminal, lastHeartbeats, type PromptDoc, type TerminalDoc, type ThreadDoc } from '../../projections/terminals.js';
 import { type RouteInput } from '../route.js';
 import { lastEventIdOf } from '../sse.js';

@@ -12,7 +12,7 @@ import {
   userStreamId,
 } from '../../domain/users/index.js';
 import { dummyPasswordHash, hashPassword, randomSecret, sha256, verifyPassword } from '../../commands/users-credentials.js';
-import type { Services } from '../../infra/ports/services.js';
+import type { Services } from '../../ports/services.js';
 import { findPasswordHash, findUserByEmail, type UserView } from '../../projections/users.js';
 import { defineRoute } from '../route.js';
 import { emailVerificationRoutes, newVerification, parseUserToken, rateLimitAuth as rateLimit, sendVerificationMail } from './users-email-verification.js';

@@ -3,7 +3,7 @@ import type { CommandContext } from '../../commands/handle.js';
 import { randomSecret, sha256 } from '../../commands/users-credentials.js';
 import { requestEmailVerification, verifyEmail } from '../../commands/users.js';
 import { emailSchema, invalidVerificationToken, userStreamId, type VerificationRequest } from '../../domain/users/index.js';
-import type { Services } from '../../infra/ports/services.js';
+import type { Services } from '../../ports/services.js';
 import { findUserByEmail } from '../../projections/users.js';
 import { defineRoute } from '../route.js';
 

@@ -1,6 +1,6 @@
 import { setUserLlmCredential } from '../../commands/users-llm-credentials.js';
 import { userLlmProviderSchema, userStreamId } from '../../domain/users/index.js';
-import type { Services } from '../../infra/ports/services.js';
+import type { Services } from '../../ports/services.js';
 import { listUserLlmCredentialsSealed } from '../../projections/users-llm-credentials.js';
 import { defineRoute } from '../route.js';
 import { llmCredentialBody, llmCredentialsReply, maskedCredentials } from './llm-credentials.js';

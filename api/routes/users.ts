@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { changeEmail, updateProfile } from '../../commands/users.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import { avatarUrlSchema, emailSchema, nameSchema, preferencesSchema, userStreamId } from '../../domain/users/index.js';
-import type { Services } from '../../infra/ports/services.js';
+import type { Services } from '../../ports/services.js';
 import { findUserById, type UserView } from '../../projections/users.js';
 import { NotFoundError } from '../errors.js';
 import { defineRoute } from '../route.js';

@@ -11,11 +11,11 @@ import {
   type RunNode,
 } from '../../domain/runs/index.js';
 import { assertWithinBudget } from '../../commands/orgs-budget.js';
-import type { Clock } from '../../infra/ports/clock.js';
-import type { EventStore } from '../../infra/ports/event-store.js';
-import { LLM_PROVIDER_IDS, type LlmCaller, type LlmGateway, type LlmMessage, type LlmProviderId, type LlmResult, type LlmTool } from '../../infra/ports/llm.js';
+import type { Clock } from '../../ports/clock.js';
+import type { EventStore } from '../../ports/event-store.js';
+import { LLM_PROVIDER_IDS, type LlmCaller, type LlmGateway, type LlmMessage, type LlmProviderId, type LlmResult, type LlmTool } from '../../ports/llm.js';
 import { LOAD_SKILL_TOOL, loadSkillResult, loadSkillTool, withSkills, type SkillContent, type SkillScope } from '../../domain/skills/index.js';
-import type { SkillsReadModel } from '../../infra/ports/skills.js';
+import type { SkillsReadModel } from '../../ports/skills.js';
 
 /**
  * The llm kind: `data.prompt` rendered over the node's context is the user message,

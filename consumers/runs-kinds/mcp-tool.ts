@@ -4,8 +4,8 @@ import type { McpWaitPorts } from '../../commands/mcp-connection.js';
 import { loadRun } from '../../commands/runs.js';
 import { renderValue, type NodeKind, type NodeKindContext } from '../../domain/runs/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
-import type { Clock } from '../../infra/ports/clock.js';
-import type { EventStore } from '../../infra/ports/event-store.js';
+import type { Clock } from '../../ports/clock.js';
+import type { EventStore } from '../../ports/event-store.js';
 import { NodeKindError } from './webhook.js';
 
 /**

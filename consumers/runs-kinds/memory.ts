@@ -2,10 +2,10 @@ import { loadRun } from '../../commands/runs.js';
 import { memoryOperationSchema, type MemoryOperation } from '../../domain/memory/index.js';
 import { renderTemplate, renderValueAsText, type NodeKind, type NodeKindContext, type RunNode } from '../../domain/runs/index.js';
 import { checkMemoryLimits, runMemoryOperation, type MemoryActor, type MemoryOperationResult, type MemoryPorts } from '../../commands/memory-operations.js';
-import type { Clock } from '../../infra/ports/clock.js';
-import type { EventStore } from '../../infra/ports/event-store.js';
-import type { Projections } from '../../infra/ports/projections.js';
-import type { RunSettings } from '../../infra/ports/runs.js';
+import type { Clock } from '../../ports/clock.js';
+import type { EventStore } from '../../ports/event-store.js';
+import type { Projections } from '../../ports/projections.js';
+import type { RunSettings } from '../../ports/runs.js';
 import { NodeKindError } from './webhook.js';
 
 /**

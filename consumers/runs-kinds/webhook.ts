@@ -1,8 +1,8 @@
 import { isSealedSecret, openSecret } from '../../domain/flows/secrets.js';
 import { renderTemplate, RunInputError, type NodeKind, type NodeKindContext, type RunNode } from '../../domain/runs/index.js';
-import { OutboundError, type OutboundHttp } from '../../infra/ports/outbound-http.js';
-import type { RunSettings } from '../../infra/ports/runs.js';
-import type { SecretSealer } from '../../infra/ports/secret-sealer.js';
+import { OutboundError, type OutboundHttp } from '../../ports/outbound-http.js';
+import type { RunSettings } from '../../ports/runs.js';
+import type { SecretSealer } from '../../ports/secret-sealer.js';
 
 /**
  * The webhook kind: one HTTP call as `data.webhookConfig` says.

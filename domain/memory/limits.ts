@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /**
  * Hard caps of the memory context. The tunable limits (text length, batch size, search limit,
- * candidates scanned) are configuration (infra/config-memory.ts) and must stay below these.
+ * candidates scanned) are configuration (infra/config/memory.ts) and must stay below these.
  */
 export const MEMORY_TEXT_HARD_MAX = 100_000;
 export const MEMORY_ID_MAX = 128;

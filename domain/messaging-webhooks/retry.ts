@@ -1,6 +1,6 @@
 import type { AttemptOutcome } from './events.js';
 
-/** The retry schedule (from configuration, see infra/config-messaging-webhooks.ts). */
+/** The retry schedule (from configuration, see infra/config/messaging-webhooks.ts). */
 export interface RetryPolicy {
   maxAttempts: number;
   baseMs: number;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import type { AppBuildInput, AppBuildResult, AppBuilder, AppDelivery, BuildProblem, BuiltFile, BuiltSite, BuiltSiteCache } from '../ports/app-delivery.js';
+import type { AppBuildInput, AppBuildResult, AppBuilder, AppDelivery, BuildProblem, BuiltFile, BuiltSite, BuiltSiteCache } from '../../ports/app-delivery.js';
 import { BUNDLE_WORKER_SOURCE } from './bundle-worker.js';
 import { appClientScript } from './client-script.js';
 

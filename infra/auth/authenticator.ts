@@ -1,8 +1,8 @@
 import { DomainError } from '../../domain/shared/decider.js';
 import { roleAllows, type RequiredPermission, type Role } from '../../domain/shared/permissions.js';
-import type { Authenticator as AuthenticatorPort, TokenIssuer } from '../ports/auth.js';
-import type { Clock } from '../ports/clock.js';
-import type { CredentialLookup, SecretCredentialView, UserAuthView } from '../ports/credentials.js';
+import type { Authenticator as AuthenticatorPort, TokenIssuer } from '../../ports/auth.js';
+import type { Clock } from '../../ports/clock.js';
+import type { CredentialLookup, SecretCredentialView, UserAuthView } from '../../ports/credentials.js';
 import { DEFAULT_UNVERIFIED_ACCOUNT_TTL_HOURS, unverifiedAccountExpired, unverifiedAccountExpiredError } from '../../domain/users/verification.js';
 import { API_KEY_PREFIX, CLI_TOKEN_PREFIX, parseSecretCredential, type Principal } from '../../domain/shared/principal.js';
 import { constantTimeEqual, sha256 } from '../../lib/digest.js';

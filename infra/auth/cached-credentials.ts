@@ -1,4 +1,4 @@
-import type { CredentialLookup, UserAuthView } from '../ports/credentials.js';
+import type { CredentialLookup, UserAuthView } from '../../ports/credentials.js';
 
 /** The revision of the newest event of `user-<id>`, or null when the stream is empty. */
 export type UserRevision = (userId: string) => Promise<number | null>;

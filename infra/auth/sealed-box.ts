@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import type { SecretSealer } from '../ports/secret-sealer.js';
+import type { SecretSealer } from '../../ports/secret-sealer.js';
 
 /**
  * AES-256-GCM for secrets that must be read back (provider credentials, MCP env): stored in

@@ -1,9 +1,9 @@
 import { SignJWT, jwtVerify, errors } from 'jose';
 import { randomUUID } from 'node:crypto';
-import type { TokenClaims, TokenIssuer, TokenSubject } from '../ports/auth.js';
-import { systemClock, type Clock } from '../ports/clock.js';
+import type { TokenClaims, TokenIssuer, TokenSubject } from '../../ports/auth.js';
+import { systemClock, type Clock } from '../../ports/clock.js';
 
-export type { TokenClaims } from '../ports/auth.js';
+export type { TokenClaims } from '../../ports/auth.js';
 
 /** Bearer JWTs (HS256) carrying the user and the active organization and workspace. */
 const VERIFIED_CACHE_LIMIT = 10_000;

@@ -1,4 +1,4 @@
-import type { CheckpointStore } from '../ports/read-store.js';
+import type { CheckpointStore } from '../../ports/read-store.js';
 
 /**
  * Stores a consumer's position at most every `everyEvents` events or `idleMs` after the last one,

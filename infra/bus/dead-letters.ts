@@ -1,4 +1,4 @@
-import type { DeadLetter, DeadLetterSink } from '../ports/dead-letters.js';
+import type { DeadLetter, DeadLetterSink } from '../../ports/dead-letters.js';
 
 /**
  * The dead-letter metric of this process: letters recorded per consumer since start (a counter,

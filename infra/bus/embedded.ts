@@ -1,8 +1,8 @@
-import type { Bus, Consumer, RunningConsumer } from '../ports/bus.js';
-import type { DeadLetterSink } from '../ports/dead-letters.js';
-import type { EventStore, EventSubscription } from '../ports/event-store.js';
-import type { Logger } from '../ports/logger.js';
-import type { CheckpointStore } from '../ports/read-store.js';
+import type { Bus, Consumer, RunningConsumer } from '../../ports/bus.js';
+import type { DeadLetterSink } from '../../ports/dead-letters.js';
+import type { EventStore, EventSubscription } from '../../ports/event-store.js';
+import type { Logger } from '../../ports/logger.js';
+import type { CheckpointStore } from '../../ports/read-store.js';
 import { CheckpointWriter } from './checkpoint-writer.js';
 import { backoffDelay, handleWithRetry, retryPolicy, sleep, type RetryPolicy } from './retry-handler.js';
 

@@ -1,9 +1,9 @@
 import { Partitioners, type Admin, type Kafka, type Message, type Producer } from 'kafkajs';
 import { categoryOf, type RecordedEvent } from '../../domain/shared/events.js';
 import { SNAPSHOT_CATEGORY } from '../../domain/shared/snapshots.js';
-import type { EventStore, EventSubscription } from '../ports/event-store.js';
-import type { Logger } from '../ports/logger.js';
-import type { CheckpointStore } from '../ports/read-store.js';
+import type { EventStore, EventSubscription } from '../../ports/event-store.js';
+import type { Logger } from '../../ports/logger.js';
+import type { CheckpointStore } from '../../ports/read-store.js';
 import { encodeEvent, ensureTopics, topicFor, DEFAULT_TOPIC_PREFIX, type TopicSettings } from './kafka-topics.js';
 import { backoffDelay, sleep } from './retry-handler.js';
 

@@ -1,16 +1,16 @@
 import { Kafka, logLevel, type Admin, type Consumer as KafkaConsumer, type ConsumerConfig, type KafkaConfig, type logCreator } from 'kafkajs';
 import type { RecordedEvent } from '../../domain/shared/events.js';
-import type { Bus, Consumer, RunningConsumer } from '../ports/bus.js';
-import type { EventStore } from '../ports/event-store.js';
-import type { Logger } from '../ports/logger.js';
-import type { CheckpointStore } from '../ports/read-store.js';
+import type { Bus, Consumer, RunningConsumer } from '../../ports/bus.js';
+import type { EventStore } from '../../ports/event-store.js';
+import type { Logger } from '../../ports/logger.js';
+import type { CheckpointStore } from '../../ports/read-store.js';
 import { KafkaRelay, type RelayStatus } from './kafka-relay.js';
 import { decodeEvent, ensureTopics, topicFor, DEFAULT_PARTITIONS, DEFAULT_TOPIC_PREFIX } from './kafka-topics.js';
 import { noDelaySocketFactory } from './kafka-socket.js';
 import { handleKeyedBatch } from './keyed-batch.js';
 import { RelayLeader, type LeaderStatus } from './relay-leader.js';
-import type { LeaseStore } from '../ports/lease.js';
-import type { DeadLetterSink } from '../ports/dead-letters.js';
+import type { LeaseStore } from '../../ports/lease.js';
+import type { DeadLetterSink } from '../../ports/dead-letters.js';
 import { backoffDelay, handleWithRetry, retryPolicy, sleep, type RetryPolicy } from './retry-handler.js';
 
 export interface KafkaBusOptions {

@@ -1,5 +1,5 @@
-import type { LeaseStore } from '../ports/lease.js';
-import type { Logger } from '../ports/logger.js';
+import type { LeaseStore } from '../../ports/lease.js';
+import type { Logger } from '../../ports/logger.js';
 import { sleep } from './retry-handler.js';
 
 export interface RelayLeaderOptions {

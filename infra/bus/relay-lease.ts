@@ -1,5 +1,5 @@
-import type { Lease, LeaseStore } from '../ports/lease.js';
-import { DuplicateKeyError, type DocumentCollection } from '../ports/read-store.js';
+import type { Lease, LeaseStore } from '../../ports/lease.js';
+import { DuplicateKeyError, type DocumentCollection } from '../../ports/read-store.js';
 
 type LeaseDoc = { _id: string; holder: string; token: number; expiresAt: number };
 

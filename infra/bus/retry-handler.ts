@@ -1,7 +1,7 @@
 import type { RecordedEvent } from '../../domain/shared/events.js';
-import type { Consumer } from '../ports/bus.js';
-import type { DeadLetter, DeadLetterSink } from '../ports/dead-letters.js';
-import type { Logger } from '../ports/logger.js';
+import type { Consumer } from '../../ports/bus.js';
+import type { DeadLetter, DeadLetterSink } from '../../ports/dead-letters.js';
+import type { Logger } from '../../ports/logger.js';
 
 /**
  * Handler failure policy shared by every bus adapter.

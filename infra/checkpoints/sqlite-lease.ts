@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { Lease, LeaseStore } from '../ports/lease.js';
+import type { Lease, LeaseStore } from '../../ports/lease.js';
 
 type Row = { holder: string; token: number; expires_at: number };
 

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { CheckpointStore } from '../ports/read-store.js';
+import type { CheckpointStore } from '../../ports/read-store.js';
 
 /** Durable checkpoints in the embedded event store's file (table created by SqliteEventStore). */
 export class SqliteCheckpointStore implements CheckpointStore {

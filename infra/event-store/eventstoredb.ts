@@ -8,7 +8,7 @@ import { categoryOf, type EventMetadata, type RecordedEvent } from '../../domain
 import {
   ConcurrencyError, type AppendResult, type EventStore, type EventSubscription, type ExpectedRevision, type NewEvent,
   type ReadAllOptions, type ReadStreamOptions, type SubscribeOptions,
-} from '../ports/event-store.js';
+} from '../../ports/event-store.js';
 import type { RetentionPolicies } from '../../domain/shared/retention.js';
 
 /*

@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '../../domain/shared/events.js';
-import type { EventSubscription } from '../ports/event-store.js';
+import type { EventSubscription } from '../../ports/event-store.js';
 
 interface Source {
   after: number;

@@ -13,7 +13,7 @@ import {
   type ReadAllOptions,
   type ReadStreamOptions,
   type SubscribeOptions,
-} from '../ports/event-store.js';
+} from '../../ports/event-store.js';
 import type { RetentionPolicies, StreamRetention } from '../../domain/shared/retention.js';
 import { pollingSubscription } from './polling-subscription.js';
 import { RecentEvents } from './recent-events.js';

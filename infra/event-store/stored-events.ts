@@ -1,5 +1,5 @@
-import type { EventStore } from '../ports/event-store.js';
-import type { StoredEvents } from '../ports/stored-events.js';
+import type { EventStore } from '../../ports/event-store.js';
+import type { StoredEvents } from '../../ports/stored-events.js';
 import { toRecorded, type EventRow, type SqliteEventStore } from './sqlite.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../../domain/shared/events.js';
 import { upcast, type Upcaster } from '../../domain/shared/upcasting.js';
-import type { EventStore, EventSubscription, ReadAllOptions, ReadStreamOptions, SubscribeOptions } from '../ports/event-store.js';
+import type { EventStore, EventSubscription, ReadAllOptions, ReadStreamOptions, SubscribeOptions } from '../../ports/event-store.js';
 
 /** Wraps any adapter so that every reader (deciders, projectors, consumers) sees current event versions. */
 export class UpcastingEventStore implements EventStore {

@@ -1,7 +1,7 @@
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import { DomainError } from '../../domain/shared/decider.js';
-import type { HtmlReader, HtmlText, HtmlTextOptions } from '../ports/html-text.js';
+import type { HtmlReader, HtmlText, HtmlTextOptions } from '../../ports/html-text.js';
 
 /**
  * HTML → readable text with @mozilla/readability over linkedom. linkedom builds a DOM without a

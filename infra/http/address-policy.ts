@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import type { AddressClass } from '../ports/outbound-http.js';
+import type { AddressClass } from '../../ports/outbound-http.js';
 
 /**
  * Which IP addresses outbound HTTP may reach when private networks are not allowed (DESIGN.md

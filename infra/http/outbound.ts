@@ -4,7 +4,7 @@ import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { classifyAddress, isRefusedAddress } from './address-policy.js';
 import { bareHost, PinnedAgentPool, pinnedLookup, type PinnedPoolOptions } from './pinned-pool.js';
-import { OutboundError, type OutboundHttp, type OutboundInit, type OutboundResponse } from '../ports/outbound-http.js';
+import { OutboundError, type OutboundHttp, type OutboundInit, type OutboundResponse } from '../../ports/outbound-http.js';
 
 export { classifyAddress, isRefusedAddress, type AddressClass } from './address-policy.js';
 
@@ -26,7 +26,7 @@ export { classifyAddress, isRefusedAddress, type AddressClass } from './address-
  * - the body is capped at `maxResponseBytes`: beyond it OUTBOUND_RESPONSE_TOO_LARGE, or with
  *   `truncate: true` the first bytes and `truncated: true`.
  */
-export { OutboundError, type OutboundErrorCode, type OutboundInit, type OutboundResponse } from '../ports/outbound-http.js';
+export { OutboundError, type OutboundErrorCode, type OutboundInit, type OutboundResponse } from '../../ports/outbound-http.js';
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_REDIRECTS = 5;

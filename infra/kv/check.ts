@@ -4,9 +4,9 @@ import { DomainError } from '../../domain/shared/decider.js';
 import { classifyAddress, isRefusedAddress } from '../http/address-policy.js';
 import { maskCredentials } from '../mcp/client-errors.js';
 import { parseRedisUrl, type RedisTarget } from '../../domain/kv/index.js';
-import type { KvCheckResult } from '../ports/kv.js';
+import type { KvCheckResult } from '../../ports/kv.js';
 
-export type { KvCheckResult } from '../ports/kv.js';
+export type { KvCheckResult } from '../../ports/kv.js';
 
 /**
  * Validating a key-value store connection (POST /kv/validate and the first step of

@@ -1,5 +1,5 @@
-import type { Config } from '../config.js';
-import type { KvChecker } from '../ports/kv.js';
+import type { Config } from '../config/index.js';
+import type { KvChecker } from '../../ports/kv.js';
 import { checkRedisConnection } from './check.js';
 import { serverRedisLaunch } from './server-redis.js';
 

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import type { StdioLaunch } from '../ports/kv.js';
+import type { StdioLaunch } from '../../ports/kv.js';
 
 /**
  * How POST /kv/configure-mcp launches `@modelcontextprotocol/server-redis` as a stdio MCP server.
@@ -18,7 +18,7 @@ export function serverRedisEntry(): string {
 
 export const SERVER_REDIS_URL_ENV = 'REDIS_URL';
 
-export type { StdioLaunch } from '../ports/kv.js';
+export type { StdioLaunch } from '../../ports/kv.js';
 
 export function serverRedisLaunch(redisUrl: string): StdioLaunch {
   const entry = pathToFileURL(serverRedisEntry()).href;

@@ -1,4 +1,4 @@
-import type { LlmProvider, LlmRequest, LlmResult, LlmTool, LlmToolCall } from '../ports/llm.js';
+import type { LlmProvider, LlmRequest, LlmResult, LlmTool, LlmToolCall } from '../../ports/llm.js';
 import { LlmAbortError } from './errors.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { LlmProviderId, LlmUsage } from '../ports/llm.js';
+import type { LlmProviderId, LlmUsage } from '../../ports/llm.js';
 
 /** US dollars per token. Missing `cachedInput` / `cacheWrite` fall back to `input`. */
 export interface ModelPrice {

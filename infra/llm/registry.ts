@@ -1,5 +1,5 @@
-import type { Config } from '../config.js';
-import type { Logger } from '../ports/logger.js';
+import type { Config } from '../config/index.js';
+import type { Logger } from '../../ports/logger.js';
 import {
   LLM_PROVIDER_IDS,
   LLM_PROVIDER_NAMES,
@@ -13,7 +13,7 @@ import {
   type ProviderModels,
   type ResolvedCredential,
   type StoredLlmCredential,
-} from '../ports/llm.js';
+} from '../../ports/llm.js';
 import { createAnthropicProvider } from './anthropic.js';
 import { LlmProviderError, notConfigured } from './errors.js';
 import { createGeminiProvider } from './gemini.js';

@@ -1,4 +1,4 @@
-import type { LlmFinishReason, LlmProviderId, LlmRequest, LlmResult, LlmToolCall, LlmUsage } from '../ports/llm.js';
+import type { LlmFinishReason, LlmProviderId, LlmRequest, LlmResult, LlmToolCall, LlmUsage } from '../../ports/llm.js';
 import { charge, type PriceTable } from './prices.js';
 
 /** What every adapter answers once it has the text, the usage and the model the provider named. */

@@ -1,7 +1,7 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Logger } from '../ports/logger.js';
-import type { Mail, Mailer } from '../ports/mailer.js';
+import type { Logger } from '../../ports/logger.js';
+import type { Mail, Mailer } from '../../ports/mailer.js';
 
 /**
  * The embedded mailer: each mail is appended as one JSON line to DATA_DIR/outbox/mail.jsonl, where

@@ -1,6 +1,6 @@
 import nodemailer, { type Transporter } from 'nodemailer';
-import type { Logger } from '../ports/logger.js';
-import type { Mail, Mailer } from '../ports/mailer.js';
+import type { Logger } from '../../ports/logger.js';
+import type { Mail, Mailer } from '../../ports/mailer.js';
 
 /** SMTP through nodemailer (`SMTP_URL`, e.g. smtp://user:pass@host:587). Bodies are never logged. */
 export class SmtpMailer implements Mailer {

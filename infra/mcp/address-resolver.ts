@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { classifyAddress } from '../http/address-policy.js';
-import type { AddressResolver } from '../ports/address-resolver.js';
+import type { AddressResolver } from '../../ports/address-resolver.js';
 
 /** The AddressResolver port over the system resolver; every answer is classified (address-policy.ts). */
 export const systemAddressResolver: AddressResolver = {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { McpClientError, toClientError } from './client-errors.js';
 import { capResourceContents, capToolContent, type ResourceItem } from './client-limits.js';
 import { openTransport, type OpenedClient } from './transport-open.js';
@@ -17,10 +17,10 @@ import type {
   McpServerIdentity,
   McpToolInfo,
   McpToolResult,
-} from '../ports/mcp.js';
+} from '../../ports/mcp.js';
 
 export { McpClientError } from './client-errors.js';
-export type { McpCallOptions, McpConnection, McpEndpoint, McpResourceContents, McpResourceList, McpServerIdentity, McpToolInfo, McpToolResult, McpTransportKind } from '../ports/mcp.js';
+export type { McpCallOptions, McpConnection, McpEndpoint, McpResourceContents, McpResourceList, McpServerIdentity, McpToolInfo, McpToolResult, McpTransportKind } from '../../ports/mcp.js';
 
 /**
  * The MCP client wrapper: one connection to one MCP server over the official SDK, with the

@@ -1,6 +1,6 @@
-import type { HeldConnection, LostListener, McpClient, McpEndpoint, McpRuntime, ToolsChangedListener } from '../ports/mcp.js';
+import type { HeldConnection, LostListener, McpClient, McpEndpoint, McpRuntime, ToolsChangedListener } from '../../ports/mcp.js';
 
-export type { HeldConnection, LostListener, McpRuntime, ToolsChangedListener } from '../ports/mcp.js';
+export type { HeldConnection, LostListener, McpRuntime, ToolsChangedListener } from '../../ports/mcp.js';
 
 const CLOSE_WAIT_MS = 5_000;
 

@@ -8,7 +8,7 @@ import { McpClientError, maskCredentials, toClientError } from './client-errors.
 import { isStdioCommandAllowed } from '../../domain/mcp/stdio-policy.js';
 import { stdioEnvironment } from './stdio-policy.js';
 import { guardedFetch, type GuardedFetch } from './transport-fetch.js';
-import type { McpEndpoint, McpTransportKind } from '../ports/mcp.js';
+import type { McpEndpoint, McpTransportKind } from '../../ports/mcp.js';
 
 /**
  * Opening a transport and running the MCP handshake on it, per endpoint kind:

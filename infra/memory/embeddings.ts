@@ -1,5 +1,5 @@
-import type { Config } from '../config.js';
-import { EmbeddingsError, type EmbeddingsClient } from '../ports/embeddings.js';
+import type { Config } from '../config/index.js';
+import { EmbeddingsError, type EmbeddingsClient } from '../../ports/embeddings.js';
 
 /**
  * Client of an OpenAI-compatible embeddings endpoint (`POST <MEMORY_EMBEDDINGS_URL>/embeddings`

@@ -1,7 +1,7 @@
-import type { CheckpointStore } from '../ports/read-store.js';
-import type { EventStore } from '../ports/event-store.js';
+import type { CheckpointStore } from '../../ports/read-store.js';
+import type { EventStore } from '../../ports/event-store.js';
 
-/** The memory projector's checkpoint (infra/projection-runner.ts keys it `projection:<name>`). */
+/** The memory projector's checkpoint (app/projection-runner.ts keys it `projection:<name>`). */
 const MEMORY_CHECKPOINT = 'projection:memory';
 const CATEGORY = 'memory';
 /** Events read per page while finding the newest memory event. */

@@ -1,5 +1,5 @@
 import { DELIVERY_CATEGORY } from '../../domain/messaging-webhooks/index.js';
-import type { EventStore } from '../ports/event-store.js';
+import type { EventStore } from '../../ports/event-store.js';
 
 /** Events read per page while catching up with the log. */
 const PAGE = 1_000;

@@ -1,4 +1,4 @@
-import type { DeliveryTimers } from '../ports/messaging-webhooks.js';
+import type { DeliveryTimers } from '../../ports/messaging-webhooks.js';
 
 /**
  * The per-process timer wheel of webhook attempts: one timer per delivery armed for its next

@@ -2,8 +2,8 @@ import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { SealedBox } from '../auth/sealed-box.js';
 import { OutboundError, isRefusedAddress, outboundHttp } from '../http/outbound.js';
-import type { OutboundHttp } from '../ports/outbound-http.js';
-import type { WebhookSender } from '../ports/messaging-webhooks.js';
+import type { OutboundHttp } from '../../ports/outbound-http.js';
+import type { WebhookSender } from '../../ports/messaging-webhooks.js';
 import { signedHeaders } from './signing.js';
 
 /** A receiver's answer body is not used; this much is read and the rest dropped. */

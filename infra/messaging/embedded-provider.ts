@@ -1,5 +1,5 @@
 import { embeddedAddressOf } from '../../domain/messaging/addresses.js';
-import type { MessagingProvider, ProviderSessionRef } from '../ports/messaging-provider.js';
+import type { MessagingProvider, ProviderSessionRef } from '../../ports/messaging-provider.js';
 
 /**
  * The embedded network: nothing to call. Pairing is immediate (the session's address is its

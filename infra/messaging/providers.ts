@@ -1,6 +1,6 @@
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
-import type { MessagingProvider, MessagingProviders } from '../ports/messaging-provider.js';
+import type { MessagingProvider, MessagingProviders } from '../../ports/messaging-provider.js';
 import { embeddedProvider } from './embedded-provider.js';
 import { wahaInbound } from './waha-inbound.js';
 import { wahaProvider } from './waha-provider.js';

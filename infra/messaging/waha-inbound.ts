@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Ack, ChatMessage, SessionStatus } from '../../domain/messaging/events.js';
 import { SESSION_STATUSES } from '../../domain/messaging/events.js';
-import type { InboundChange, ProviderInbound } from '../ports/messaging-provider.js';
+import type { InboundChange, ProviderInbound } from '../../ports/messaging-provider.js';
 import { meOf, wahaId } from './waha-provider.js';
 
 /** WAHA signs each event: `X-Webhook-Hmac` = hex HMAC-SHA512 of the raw body with the configured key. */

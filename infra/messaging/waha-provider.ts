@@ -1,6 +1,6 @@
 import type { ChatGroup, SessionStatus } from '../../domain/messaging/events.js';
 import { SESSION_STATUSES } from '../../domain/messaging/events.js';
-import { ProviderError, type MessagingProvider, type ProviderSessionRef, type ProviderStatus } from '../ports/messaging-provider.js';
+import { ProviderError, type MessagingProvider, type ProviderSessionRef, type ProviderStatus } from '../../ports/messaging-provider.js';
 
 export interface WahaOptions {
   baseUrl: string;

@@ -1,6 +1,6 @@
-import { isLlmAbort } from '../ports/llm-errors.js';
-import type { LlmGateway, LlmProvider } from '../ports/llm.js';
-import type { Metrics } from '../ports/metrics.js';
+import { isLlmAbort } from '../../ports/llm-errors.js';
+import type { LlmGateway, LlmProvider } from '../../ports/llm.js';
+import type { Metrics } from '../../ports/metrics.js';
 
 /**
  * The LLM gateway with every provider call timed: `complete` of each provider the gateway hands

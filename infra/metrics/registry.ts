@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Clock } from '../ports/clock.js';
+import type { Clock } from '../../ports/clock.js';
 import {
   PERFORMANCE_WINDOWS,
   type CallOutcome,
@@ -8,7 +8,7 @@ import {
   type NodeOutcome,
   type PerformanceSeries,
   type PerformanceWindow,
-} from '../ports/metrics.js';
+} from '../../ports/metrics.js';
 import { WindowedLatency } from './windows.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { LatencySummary } from '../ports/metrics.js';
+import type { LatencySummary } from '../../ports/metrics.js';
 
 /**
  * Sliding-window latency of one series, in bounded memory: the last 15 minutes as 180 slots of

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import type { Config } from '../config.js';
-import type { ObjectStore } from '../ports/object-store.js';
+import type { Config } from '../config/index.js';
+import type { ObjectStore } from '../../ports/object-store.js';
 import { loadOrCreateKey } from '../auth/key-material.js';
 import { LocalObjectStore } from './local.js';
 
 /**
- * The object store the configuration asks for (OBJECT_STORE=local|s3; infra/config-objects.ts).
+ * The object store the configuration asks for (OBJECT_STORE=local|s3; infra/config/objects.ts).
  * S3's SDK is imported only when configured: it costs a fifth of a second of start-up.
  */
 export async function createObjectStore(config: Config, now: () => Date): Promise<ObjectStore> {

@@ -3,7 +3,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { DomainError } from '../../domain/shared/decider.js';
-import type { ObjectStore, PutObjectOptions, SignedQuery, StoredObject } from '../ports/object-store.js';
+import type { ObjectStore, PutObjectOptions, SignedQuery, StoredObject } from '../../ports/object-store.js';
 import { assertObjectKey, tooLarge } from './keys.js';
 
 interface Meta {

@@ -10,7 +10,7 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import type { ObjectStore, PutObjectOptions, StoredObject } from '../ports/object-store.js';
+import type { ObjectStore, PutObjectOptions, StoredObject } from '../../ports/object-store.js';
 import { assertObjectKey, tooLarge } from './keys.js';
 import { safeDownloadName } from './local.js';
 

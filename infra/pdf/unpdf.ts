@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { DomainError } from '../../domain/shared/decider.js';
-import type { PdfReader, PdfText, PdfTextOptions } from '../ports/pdf-text.js';
+import type { PdfReader, PdfText, PdfTextOptions } from '../../ports/pdf-text.js';
 import { PDF_WORKER_SOURCE } from './worker-source.js';
 
 /**

@@ -1,9 +1,9 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { DomainError } from '../../domain/shared/decider.js';
-import type { SecretSealer } from '../ports/secret-sealer.js';
-import type { PersonalDataVault } from '../ports/personal-data.js';
-import type { DocumentCollection } from '../ports/read-store.js';
+import type { SecretSealer } from '../../ports/secret-sealer.js';
+import type { PersonalDataVault } from '../../ports/personal-data.js';
+import type { DocumentCollection } from '../../ports/read-store.js';
 
 /** Where the subjects' keys live: a row per subject, `shredded` once its key was dropped. */
 export interface KeyTable {

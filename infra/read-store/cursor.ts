@@ -11,8 +11,8 @@
  * missing fields; with mixed types, nulls or arrays in a sort field, pages can skip documents.
  */
 import { createHash } from 'node:crypto';
-import type { Filter, Page, PageOptions, Projection, Sort } from '../ports/read-store.js';
-import { InvalidCursorError } from '../ports/read-store.js';
+import type { Filter, Page, PageOptions, Projection, Sort } from '../../ports/read-store.js';
+import { InvalidCursorError } from '../../ports/read-store.js';
 
 type Row = Record<string, unknown>;
 

@@ -3,7 +3,7 @@
  * in SQLite (./sqlite-docs.ts). Query and update semantics live once, in ./stored-collection.ts;
  * a storage only stores, looks up and enforces unique keys.
  */
-import type { IndexSpec } from '../ports/read-store.js';
+import type { IndexSpec } from '../../ports/read-store.js';
 
 export type Obj = Record<string, unknown>;
 

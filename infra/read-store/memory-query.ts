@@ -5,7 +5,7 @@
  */
 import { Query } from 'mingo';
 import { compare, resolve } from 'mingo/util';
-import type { Filter, Projection, Sort } from '../ports/read-store.js';
+import type { Filter, Projection, Sort } from '../../ports/read-store.js';
 import { assertAllowedOperators } from '../../domain/documents/store-rules.js';
 import { withRe2RegExp } from '../../domain/documents/regex.js';
 import { deepCopy, isPlainObject } from '../../domain/documents/update-operators.js';

@@ -4,8 +4,8 @@
  * indexes are Maps; stored documents are private copies. The store of tests, and of
  * `READ_MODELS=memory`; the service's default keeps its read models in SQLite (./sqlite.ts).
  */
-import type { CheckpointStore, Doc, DocumentCollection, IndexSpec, ReadStore } from '../ports/read-store.js';
-import { DuplicateKeyError } from '../ports/read-store.js';
+import type { CheckpointStore, Doc, DocumentCollection, IndexSpec, ReadStore } from '../../ports/read-store.js';
+import { DuplicateKeyError } from '../../ports/read-store.js';
 import { assertPosition } from './guards.js';
 import { EqualityIndex, UniqueIndex, uniqueKeyOf } from './memory-index.js';
 import type { DocStorage, Obj } from './doc-storage.js';

@@ -9,8 +9,8 @@ import type { AnyBulkWriteOperation, Collection, Db, Document, UpdateFilter } fr
 import type {
   BulkWriteResult, CheckpointStore, Doc, DocumentCollection, Filter, FindOptions, IndexSpec, Page, PageOptions,
   Projection, ReadStore, Sort, Update, WriteOp, WriteResult,
-} from '../ports/read-store.js';
-import { DuplicateKeyError, QueryTimeoutError } from '../ports/read-store.js';
+} from '../../ports/read-store.js';
+import { DuplicateKeyError, QueryTimeoutError } from '../../ports/read-store.js';
 import { planPage, withIdTieBreaker } from './cursor.js';
 import { assertAllowedOperators, assertNoNestedArrays } from '../../domain/documents/store-rules.js';
 import { assertFindWindow, assertPosition } from './guards.js';

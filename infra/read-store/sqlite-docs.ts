@@ -9,8 +9,8 @@
  */
 import { deserialize, serialize } from 'node:v8';
 import type Database from 'better-sqlite3';
-import type { IndexSpec } from '../ports/read-store.js';
-import { DuplicateKeyError } from '../ports/read-store.js';
+import type { IndexSpec } from '../../ports/read-store.js';
+import { DuplicateKeyError } from '../../ports/read-store.js';
 import { EqualityIndex, UniqueIndex, uniqueKeyOf } from './memory-index.js';
 import type { DocStorage, Obj } from './doc-storage.js';
 

@@ -11,7 +11,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import Database from 'better-sqlite3';
-import type { BulkWriteResult, CheckpointStore, Doc, DocumentCollection, Filter, IndexSpec, Page, PageOptions, ReadStore, Update, WriteOp, WriteResult } from '../ports/read-store.js';
+import type { BulkWriteResult, CheckpointStore, Doc, DocumentCollection, Filter, IndexSpec, Page, PageOptions, ReadStore, Update, WriteOp, WriteResult } from '../../ports/read-store.js';
 import { SqliteCheckpointStore } from '../checkpoints/sqlite.js';
 import { assertPosition } from './guards.js';
 import { READ_MODEL_SCHEMA, SqliteDocs, prepareReadModelStatements, type ReadModelStatements } from './sqlite-docs.js';

@@ -7,8 +7,8 @@
  * private copies (deepCopy).
  */
 import { isEqual } from 'mingo/util';
-import type { BulkWriteResult, Doc, DocumentCollection, Filter, FindOptions, IndexSpec, Page, PageOptions, Projection, Sort, Update, WriteOp, WriteResult } from '../ports/read-store.js';
-import { DuplicateKeyError, QueryTimeoutError } from '../ports/read-store.js';
+import type { BulkWriteResult, Doc, DocumentCollection, Filter, FindOptions, IndexSpec, Page, PageOptions, Projection, Sort, Update, WriteOp, WriteResult } from '../../ports/read-store.js';
+import { DuplicateKeyError, QueryTimeoutError } from '../../ports/read-store.js';
 import { planPage, withIdTieBreaker } from './cursor.js';
 import { assertAllowedOperators, assertNoNestedArrays } from '../../domain/documents/store-rules.js';
 import { assertFindWindow } from './guards.js';

@@ -1,4 +1,4 @@
-import type { TokenCounter, TokenTarget, Tokenizer } from '../ports/tokenizer.js';
+import type { TokenCounter, TokenTarget, Tokenizer } from '../../ports/tokenizer.js';
 
 type Encoding = 'o200k_base' | 'cl100k_base';
 type CountFn = (text: string) => number;

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { handleAtContextTime } from '../../commands/handle.js';
 import { appDeployStreamId, deployDecider } from '../../domain/apps/deploy-decide.js';
 import { appDeployer } from '../../consumers/apps-deploy.js';
-import type { RunningConsumer } from '../../infra/ports/bus.js';
+import type { RunningConsumer } from '../../ports/bus.js';
 import { call } from '../support/http.js';
 import { registerUser, type RegisteredUser } from '../support/identity.js';
 import { availableModes, startTestService, type TestService } from '../support/test-service.js';

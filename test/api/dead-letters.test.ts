@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { deadLetterStreamId } from '../../domain/operations/dead-letters.js';
 import type { RecordedEvent } from '../../domain/shared/events.js';
-import type { Consumer } from '../../infra/ports/bus.js';
+import type { Consumer } from '../../ports/bus.js';
 import { call } from '../support/http.js';
 import { registerUser, type RegisteredUser } from '../support/identity.js';
 import { availableModes, startTestService, waitUntil, type TestService } from '../support/test-service.js';

@@ -158,8 +158,8 @@ describe('regressions of fuzzing findings', () => {
     const Koa = (await import('koa')).default;
     const { createServer } = await import('node:http');
     const { errorHandler } = await import('../../api/middleware/error-handler.js');
-    const { LlmProviderError } = await import('../../infra/ports/llm-errors.js');
-    const { createLogger } = await import('../../infra/logger.js');
+    const { LlmProviderError } = await import('../../ports/llm-errors.js');
+    const { createLogger } = await import('../../infra/logger/pino.js');
     const app = new Koa();
     app.use(errorHandler(createLogger('silent')));
     app.use((ctx) => {

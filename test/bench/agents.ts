@@ -13,7 +13,7 @@
  * Aims (issue 14): overhead ≤ 5 ms p99 per iteration; first byte ≤ 20 ms p99 after the first token;
  * each is printed with its ratio to the aim.
  */
-import type { LlmGateway, LlmProvider } from '../../infra/ports/llm.js';
+import type { LlmGateway, LlmProvider } from '../../ports/llm.js';
 import { registerUser } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { latency, now, type Report } from './support.js';

@@ -1,12 +1,12 @@
 /**
  * 1. Appends per second on the embedded store (SqliteEventStore on a temp file, WAL, wrapped in
- * UpcastingEventStore as infra/container.ts does).
+ * UpcastingEventStore as app/container.ts does).
  *  (a) single-event commands through the command handler (load, fold, decide, append), sequential;
  *  (b) batched appends straight to the store, 100 events per append call.
  */
 import { incrementProbe } from '../../commands/probes.js';
 import { probeStreamId } from '../../domain/probes/index.js';
-import type { NewEvent } from '../../infra/ports/event-store.js';
+import type { NewEvent } from '../../ports/event-store.js';
 import { commandContext, embeddedEventStore, latency, now, probeCreated, probeIds, probeIncremented, settle, tempDir, type Report } from './support.js';
 
 const BENCH = '1 appends (SQLite)';

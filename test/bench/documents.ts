@@ -27,8 +27,8 @@
 import { randomUUID } from 'node:crypto';
 import { createCollection, insertDocument } from '../../commands/documents.js';
 import { collectionStreamId, documentStreamId, storedPath, translateFilter } from '../../domain/documents/index.js';
-import type { ReadStore } from '../../infra/ports/read-store.js';
-import { ProjectionRunner } from '../../infra/projection-runner.js';
+import type { ReadStore } from '../../ports/read-store.js';
+import { ProjectionRunner } from '../../app/projection-runner.js';
 import { MemoryReadStore } from '../../infra/read-store/memory.js';
 import { MongoClient } from 'mongodb';
 import { MongoReadStore } from '../../infra/read-store/mongo.js';

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { BARE_KOA_LABEL, closeServer, startBareKoa } from './bare-koa.js';
 import { decideFlow, evolveFlow, flowStreamId, foldFlow, initialFlowState, type FlowCommand, type FlowState } from '../../domain/flows/index.js';
-import type { EventStore } from '../../infra/ports/event-store.js';
+import type { EventStore } from '../../ports/event-store.js';
 import { call } from '../support/http.js';
 import { answer, apiClient } from '../support/api-client.js';
 import { startTestService, type TestService } from '../support/test-service.js';

@@ -3,7 +3,7 @@
  * service records one real instance of each kind (a 2-node sync run, a flow with its edits, a
  * document); their streams are then cloned with fresh ids straight into the log until it holds
  * BENCH_FOOTPRINT_EVENTS events (default 1,000,000: about 70 % run events, the rest flows and
- * documents). Then `dist/infra/main.js` (what `npm start` runs) starts on that log twice: the
+ * documents). Then `dist/app/main.js` (what `npm start` runs) starts on that log twice: the
  * first start projects the whole log into empty read models (DATA_DIR/read-models.db); the
  * restart after it resumes at the checkpoints: time to `/api/health` and to the read models
  * caught up, RSS after each, RSS per additional run, and disk per run (log and read models).
@@ -13,7 +13,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RecordedEvent } from '../../domain/shared/events.js';
 import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
-import type { NewEvent } from '../../infra/ports/event-store.js';
+import type { NewEvent } from '../../ports/event-store.js';
 import { call } from '../support/http.js';
 import { registerUser } from '../support/identity.js';
 import { buildDistIfStale, startBuiltServiceProcess, startServiceProcess, type ServiceProcess } from '../support/service-process.js';

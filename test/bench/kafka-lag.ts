@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { logLevel } from 'kafkajs';
 import { KafkaBus } from '../../infra/bus/kafka.js';
 import { SqliteCheckpointStore } from '../../infra/checkpoints/sqlite.js';
-import type { RunningConsumer } from '../../infra/ports/bus.js';
+import type { RunningConsumer } from '../../ports/bus.js';
 import { embeddedEventStore, latency, now, silentLogger, tempDir, type Report } from './support.js';
 
 const BENCH = '3 append-to-visible lag';

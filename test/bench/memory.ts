@@ -22,7 +22,7 @@ import { MongoClient } from 'mongodb';
 import type { RecordedEvent } from '../../domain/shared/events.js';
 import { MongoReadStore } from '../../infra/read-store/mongo.js';
 import { MemoryReadStore } from '../../infra/read-store/memory.js';
-import type { ReadStore } from '../../infra/ports/read-store.js';
+import type { ReadStore } from '../../ports/read-store.js';
 import { MEMORIES, MEMORY_TENANTS, memoryProjector, tenantKeyOf } from '../../projections/memory.js';
 import { searchMemories } from '../../projections/memory-search.js';
 import { registerUser } from '../support/identity.js';

@@ -6,9 +6,9 @@
  *  - rebuild: ProjectionRunner.rebuild('probes') (drop, then project everything again).
  */
 import { probeStreamId } from '../../domain/probes/index.js';
-import type { EventStore, NewEvent } from '../../infra/ports/event-store.js';
-import type { ReadStore } from '../../infra/ports/read-store.js';
-import { ProjectionRunner } from '../../infra/projection-runner.js';
+import type { EventStore, NewEvent } from '../../ports/event-store.js';
+import type { ReadStore } from '../../ports/read-store.js';
+import { ProjectionRunner } from '../../app/projection-runner.js';
 import { MemoryReadStore } from '../../infra/read-store/memory.js';
 import { SqliteReadStore } from '../../infra/read-store/sqlite.js';
 import { join } from 'node:path';

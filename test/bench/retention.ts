@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- retention` (issue 30, item 2's aim: "pruning keeps the disk flat under a
- * steady load once the retention window is full"). `dist/infra/main.js` (what `npm start` runs)
+ * steady load once the retention window is full"). `dist/app/main.js` (what `npm start` runs)
  * with RUN_HISTORY_KEEP_LAST = two rounds of runs and a one-second sweep; rounds of sync runs of a
  * 2-node flow (c=8) whose input and node outputs are BENCH_RETENTION_PAYLOAD (1,000) characters. After each round, once the sweep has pruned what fell out of the window, the
  * data folder is measured (log, read models, their WAL files: those stay at their checkpoint size

@@ -11,7 +11,7 @@ import { configureSnapshots, saveSnapshot, stateAtRevision } from '../../command
 import { flowDecider, flowStreamId, type FlowCommand, type FlowState } from '../../domain/flows/index.js';
 import { allRetentionPolicies } from '../../domain/retention.js';
 import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
-import type { NewEvent } from '../../infra/ports/event-store.js';
+import type { NewEvent } from '../../ports/event-store.js';
 import { fmt, now, settle, tempDir, type Report } from './support.js';
 
 const BENCH = 'snapshots (a flow edited 100,000 times)';

@@ -11,8 +11,8 @@ import type { EventMetadata } from '../../domain/shared/events.js';
 import { allUpcasters } from '../../domain/upcasters.js';
 import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
 import { UpcastingEventStore } from '../../infra/event-store/upcasting.js';
-import type { EventStore, NewEvent } from '../../infra/ports/event-store.js';
-import type { Logger } from '../../infra/ports/logger.js';
+import type { EventStore, NewEvent } from '../../ports/event-store.js';
+import type { Logger } from '../../ports/logger.js';
 
 // ---------------------------------------------------------------- figures
 
@@ -120,7 +120,7 @@ export function cleanupAllTempDirs(): void {
   openDirs.clear();
 }
 
-/** The embedded event store as infra/container.ts builds it: SQLite file, upcasting wrapper. */
+/** The embedded event store as app/container.ts builds it: SQLite file, upcasting wrapper. */
 export function embeddedEventStore(dir: string): { raw: SqliteEventStore; store: EventStore } {
   const raw = new SqliteEventStore(join(dir, 'events.db'));
   return { raw, store: new UpcastingEventStore(raw, allUpcasters) };

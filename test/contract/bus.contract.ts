@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { categoryOf, type RecordedEvent } from '../../domain/shared/events.js';
-import type { Bus, Consumer, RunningConsumer } from '../../infra/ports/bus.js';
-import type { DeadLetter, DeadLetterSink } from '../../infra/ports/dead-letters.js';
-import type { EventStore } from '../../infra/ports/event-store.js';
+import type { Bus, Consumer, RunningConsumer } from '../../ports/bus.js';
+import type { DeadLetter, DeadLetterSink } from '../../ports/dead-letters.js';
+import type { EventStore } from '../../ports/event-store.js';
 
 export interface BusFixture {
   bus: Bus;

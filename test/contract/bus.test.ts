@@ -7,7 +7,7 @@ import { EmbeddedBus } from '../../infra/bus/embedded.js';
 import { KafkaBus } from '../../infra/bus/kafka.js';
 import { SqliteCheckpointStore } from '../../infra/checkpoints/sqlite.js';
 import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
-import type { Logger } from '../../infra/ports/logger.js';
+import type { Logger } from '../../ports/logger.js';
 import { appendRound, busContract, memorySink, waitUntil } from './bus.contract.js';
 
 // Dead-letter warnings are expected here; the contract asserts behaviour, not log lines.

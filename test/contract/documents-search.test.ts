@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { translateFilter, translateSort, checkProjection } from '../../domain/documents/index.js';
-import { QueryTimeoutError, type ReadStore } from '../../infra/ports/read-store.js';
+import { QueryTimeoutError, type ReadStore } from '../../ports/read-store.js';
 import { MemoryReadStore } from '../../infra/read-store/memory.js';
 import { physicalCollection } from '../../projections/documents.js';
 import { searchDocuments } from '../../projections/documents-search.js';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { EventStoreDbEventStore } from '../../infra/event-store/eventstoredb.js';
 import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
-import { ConcurrencyError, type EventStore, type NewEvent } from '../../infra/ports/event-store.js';
+import { ConcurrencyError, type EventStore, type NewEvent } from '../../ports/event-store.js';
 import { allRetentionPolicies } from '../../domain/retention.js';
 
 const event = (at: Date, type = 'Beat'): NewEvent => ({

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { EventMetadata, RecordedEvent } from '../../domain/shared/events.js';
-import { ConcurrencyError, type EventStore, type EventSubscription, type ExpectedRevision, type NewEvent } from '../../infra/ports/event-store.js';
+import { ConcurrencyError, type EventStore, type EventSubscription, type ExpectedRevision, type NewEvent } from '../../ports/event-store.js';
 
 const WAIT_MS = 5000;
 const runId = randomBytes(4).toString('hex');

@@ -4,7 +4,7 @@ import type { EventEmitter } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { NewEvent } from '../../infra/ports/event-store.js';
+import type { NewEvent } from '../../ports/event-store.js';
 import { EventStoreDbEventStore } from '../../infra/event-store/eventstoredb.js';
 import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
 import { eventStoreContract } from './event-store.contract.js';

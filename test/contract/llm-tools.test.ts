@@ -3,7 +3,7 @@ import { runAgentLoop, type AgentTool, type LoopEvent } from '../../commands/age
 import { createLlmProvider } from '../../infra/llm/registry.js';
 import { createOfflineProvider } from '../../infra/llm/offline.js';
 import { priceTable } from '../../infra/llm/prices.js';
-import type { LlmProvider, LlmProviderId } from '../../infra/ports/llm.js';
+import type { LlmProvider, LlmProviderId } from '../../ports/llm.js';
 import { startFakeAnthropic, startFakeGemini, startFakeOpenAi, type FakeLlmServer } from '../support/fake-llm/index.js';
 
 /**

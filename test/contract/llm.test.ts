@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { loadConfig } from '../../infra/config.js';
+import { loadConfig } from '../../infra/config/index.js';
 import { createLlmProvider } from '../../infra/llm/registry.js';
 import { priceTable, type PriceTable } from '../../infra/llm/prices.js';
-import { LlmProviderError, isLlmAbort, type LlmProvider, type LlmProviderId, type LlmRequest, type LlmUsage } from '../../infra/ports/llm.js';
+import { LlmProviderError, isLlmAbort, type LlmProvider, type LlmProviderId, type LlmRequest, type LlmUsage } from '../../ports/llm.js';
 import { startFakeAnthropic, startFakeGemini, startFakeOpenAi, type CapturedRequest, type FakeLlmServer } from '../support/fake-llm/index.js';
 
 /**

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { DomainError } from '../../domain/shared/decider.js';
-import type { ObjectStore } from '../../infra/ports/object-store.js';
+import type { ObjectStore } from '../../ports/object-store.js';
 
 export interface ObjectStoreFixture {
   store: ObjectStore;
@@ -29,7 +29,7 @@ async function rejection(promise: Promise<unknown>): Promise<DomainError> {
   throw new Error('expected a rejection');
 }
 
-/** What every ObjectStore adapter must do (infra/ports/object-store.ts). */
+/** What every ObjectStore adapter must do (ports/object-store.ts). */
 export function objectStoreContract(name: string, open: () => Promise<ObjectStoreFixture>) {
   describe(`ObjectStore contract: ${name}`, function () {
     this.timeout(60_000);

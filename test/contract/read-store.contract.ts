@@ -5,8 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import type { Doc, DocumentCollection, Filter, Page, ReadStore, Sort, Update } from '../../infra/ports/read-store.js';
-import { DuplicateKeyError, InvalidCursorError } from '../../infra/ports/read-store.js';
+import type { Doc, DocumentCollection, Filter, Page, ReadStore, Sort, Update } from '../../ports/read-store.js';
+import { DuplicateKeyError, InvalidCursorError } from '../../ports/read-store.js';
 
 type Item = Doc & {
   n: number; score: number; name: string; kind: string; active: boolean; at: Date;

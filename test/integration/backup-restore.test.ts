@@ -18,7 +18,7 @@ import { startServiceProcess, type ServiceProcess } from '../support/service-pro
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 function backupCli(dataDir: string, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'infra', 'backup-cli.ts'), ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'app', 'backup-cli.ts'), ...args], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATA_DIR: dataDir },
     stdio: ['ignore', 'pipe', 'pipe'],

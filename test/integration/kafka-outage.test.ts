@@ -8,7 +8,7 @@ import type { RecordedEvent } from '../../domain/shared/events.js';
 import { KafkaBus } from '../../infra/bus/kafka.js';
 import { SqliteCheckpointStore } from '../../infra/checkpoints/sqlite.js';
 import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
-import type { Logger } from '../../infra/ports/logger.js';
+import type { Logger } from '../../ports/logger.js';
 import { appendRound, expectPerStreamOrder, waitUntil } from '../contract/bus.contract.js';
 
 /*

@@ -2,11 +2,11 @@ import { expect } from 'chai';
 import { nodeKindsFor, type ExecutionContext, type NodeKindPorts } from '../../consumers/runs-kinds/index.js';
 import { spendPeriodOf, spendStreamId } from '../../domain/orgs/spend.js';
 import { effectiveNodeData, type RunNode } from '../../domain/runs/index.js';
-import { loadConfig } from '../../infra/config.js';
+import { loadConfig } from '../../infra/config/index.js';
 import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
 import { createLlmRegistry } from '../../infra/llm/registry.js';
-import { systemClock } from '../../infra/ports/clock.js';
-import { isLlmAbort, LlmProviderError } from '../../infra/ports/llm.js';
+import { systemClock } from '../../ports/clock.js';
+import { isLlmAbort, LlmProviderError } from '../../ports/llm.js';
 import { openAiSnapshot, startFakeOpenAi, type FakeLlmServer } from '../support/fake-llm/index.js';
 
 /** The llm kind through the registry against the OpenAI wire-format fake on loopback. */

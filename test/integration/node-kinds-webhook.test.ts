@@ -5,9 +5,9 @@ import { nodeKindsFor, type ExecutionContext, type NodeKindPorts } from '../../c
 import { sealSecret } from '../../domain/flows/secrets.js';
 import type { RunNode } from '../../domain/runs/index.js';
 import { SealedBox } from '../../infra/auth/sealed-box.js';
-import { loadConfig } from '../../infra/config.js';
+import { loadConfig } from '../../infra/config/index.js';
 import { outboundHttp } from '../../infra/http/outbound.js';
-import { systemClock } from '../../infra/ports/clock.js';
+import { systemClock } from '../../ports/clock.js';
 
 /** The webhook kind against a real HTTP server on 127.0.0.1. */
 

@@ -24,10 +24,10 @@ import { allUpcastersWith } from '../../domain/upcasters.js';
 import { loadOrCreateKey } from '../../infra/auth/key-material.js';
 import { SealedBox } from '../../infra/auth/sealed-box.js';
 import { SqliteReadStore } from '../../infra/read-store/sqlite.js';
-import { ProjectionRunner } from '../../infra/projection-runner.js';
+import { ProjectionRunner } from '../../app/projection-runner.js';
 import { allProjectors } from '../../projections/index.js';
-import { createLogger } from '../../infra/logger.js';
-import type { Doc } from '../../infra/ports/read-store.js';
+import { createLogger } from '../../infra/logger/pino.js';
+import type { Doc } from '../../ports/read-store.js';
 
 const hook = join(dirname(fileURLToPath(import.meta.url)), '..', 'support', 'kill-in-projection-batch.ts');
 /** The soak's operations that need no MCP server. */

@@ -7,8 +7,8 @@ import { call } from '../support/http.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import { availableModes, waitUntil } from '../support/test-service.js';
 import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
-import { createLogger } from '../../infra/logger.js';
-import { ProjectionRunner } from '../../infra/projection-runner.js';
+import { createLogger } from '../../infra/logger/pino.js';
+import { ProjectionRunner } from '../../app/projection-runner.js';
 import { MemoryReadStore } from '../../infra/read-store/memory.js';
 import { probesProjector } from '../../projections/probes.js';
 

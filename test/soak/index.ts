@@ -1,7 +1,7 @@
 /**
  * `npm run soak -- --minutes N [--mode embedded|distributed|all] [--seed S] [--concurrency C]`
  *
- * Runs the real service as a child process (infra/main.ts, every role) on each configuration and
+ * Runs the real service as a child process (app/main.ts, every role) on each configuration and
  * drives a mixed load at it for N minutes (mix.ts: flow edits, sync and async runs, messages whose
  * webhooks go to a receiver failing 30 % of attempts, MCP tool calls, document writes and searches,
  * memory saves, logins). At the end it checks (verify.ts) that every acknowledged write is readable,

@@ -1,4 +1,4 @@
-import type { Clock } from '../../infra/ports/clock.js';
+import type { Clock } from '../../ports/clock.js';
 
 /**
  * A clock a test moves by hand, so expiry is tested without sleeping: it starts at the real time

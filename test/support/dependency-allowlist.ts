@@ -19,12 +19,12 @@ export interface AllowedEdge {
 
 export const ALLOWED_EDGES: readonly AllowedEdge[] = [
   {
-    importer: 'infra/ports/',
-    target: 'infra/config.ts',
+    importer: 'ports/',
+    target: 'infra/config/index.ts',
     typeOnly: true,
     reason:
       'Ports that take settings (the Services bag, the MCP port) name the `Config` shape; it is plain ' +
-      'data parsed by infra/config.ts from the environment, and a type-only import is erased at compile ' +
+      'data parsed by infra/config/index.ts from the environment, and a type-only import is erased at compile ' +
       'time, so no adapter code is reached. DESIGN §2 as the brief states it tolerates exactly this.',
   },
 ];

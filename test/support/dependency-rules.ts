@@ -6,9 +6,16 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import ts from 'typescript';
 
-export const SOURCE_FOLDERS = ['domain', 'commands', 'projections', 'consumers', 'api', 'infra'] as const;
+export const SOURCE_FOLDERS = ['domain', 'lib', 'commands', 'projections', 'consumers', 'api', 'ports', 'infra', 'app'] as const;
 
-export type Layer = 'domain' | 'commands' | 'projections' | 'consumers' | 'api' | 'infra/ports' | 'infra' | 'outside';
+/**
+ * Top-level folders that hold TypeScript but are not part of the service's layers: the CLI and the
+ * generated client (separate programs that talk HTTP), build scripts, tests. A new top-level folder
+ * must be named here or in SOURCE_FOLDERS, so nothing escapes the rule by living in a new place.
+ */
+export const OUTSIDE_FOLDERS: readonly string[] = ['cli', 'client', 'scripts', 'test', 'bin', 'docs'];
+
+export type Layer = (typeof SOURCE_FOLDERS)[number] | 'outside';
 
 export type ImportKind = 'import' | 'export' | 'dynamic' | 'import-equals' | 'import-type-node';
 
@@ -33,25 +40,33 @@ export interface Violation {
   readonly rule: string;
 }
 
-/** Which layers each layer may import (relative imports). `infra` may import anything. */
+/**
+ * Which layers each layer may import (relative imports). Only `app/`, the composition root, may
+ * import anything, and nothing imports `app/`. `lib/` is plain helpers (sleep, backoff, digests)
+ * that every layer but `domain/` may use; it imports nothing of ours.
+ */
 export const ALLOWED: Readonly<Record<Exclude<Layer, 'outside'>, readonly Layer[] | 'any'>> = {
   domain: ['domain'],
-  commands: ['domain', 'infra/ports', 'commands'],
-  projections: ['domain', 'infra/ports', 'projections'],
-  consumers: ['domain', 'commands', 'infra/ports', 'consumers'],
-  api: ['domain', 'commands', 'projections', 'infra/ports', 'api'],
-  'infra/ports': ['domain', 'infra/ports'],
-  infra: 'any',
+  lib: ['lib'],
+  commands: ['domain', 'lib', 'ports', 'commands'],
+  projections: ['domain', 'lib', 'ports', 'projections'],
+  consumers: ['domain', 'lib', 'commands', 'ports', 'consumers'],
+  api: ['domain', 'lib', 'commands', 'projections', 'ports', 'api'],
+  ports: ['domain', 'ports'],
+  infra: ['domain', 'lib', 'ports', 'infra'],
+  app: 'any',
 };
 
 const RULE_TEXT: Readonly<Record<Exclude<Layer, 'outside'>, string>> = {
   domain: 'domain/ imports domain/ only',
-  commands: 'commands/ imports domain/, infra/ports/, commands/',
-  projections: 'projections/ imports domain/, infra/ports/, projections/',
-  consumers: 'consumers/ imports domain/, commands/, infra/ports/, consumers/ (read models through a port)',
-  api: 'api/ imports domain/, commands/, projections/, infra/ports/, api/ (no consumers/, no concrete adapters)',
-  'infra/ports': 'infra/ports/ imports domain/, infra/ports/',
-  infra: 'infra/ imports anything',
+  lib: 'lib/ imports lib/ only',
+  commands: 'commands/ imports domain/, lib/, ports/, commands/',
+  projections: 'projections/ imports domain/, lib/, ports/, projections/',
+  consumers: 'consumers/ imports domain/, lib/, commands/, ports/, consumers/ (read models through a port)',
+  api: 'api/ imports domain/, lib/, commands/, projections/, ports/, api/ (no consumers/, no concrete adapters)',
+  ports: 'ports/ imports domain/, ports/',
+  infra: 'infra/ (adapters) imports domain/, lib/, ports/, infra/ (the composition root in app/ wires them to the rest)',
+  app: 'app/ imports anything',
 };
 
 /**
@@ -63,8 +78,8 @@ const RULE_TEXT: Readonly<Record<Exclude<Layer, 'outside'>, string>> = {
 export const DOMAIN_PURE_PACKAGES: readonly string[] = ['zod', 're2js', 'mingo'];
 
 /**
- * Driver packages of the adapters: outside `infra/` (ports excepted, they are interfaces) nothing may
- * import them, so a handler, projector, consumer or route reaches storage, bus, mail, identity
+ * Driver packages of the adapters: outside `infra/` and `app/` nothing may import them (ports
+ * included, they are interfaces), so a handler, projector, consumer or route reaches storage, bus, mail, identity
  * providers and MCP peers only through a port.
  */
 export const ADAPTER_PACKAGES: readonly string[] = [
@@ -85,7 +100,6 @@ export const DOMAIN_PURE_NODE_MODULES: readonly string[] = [];
 
 export function layerOf(file: string): Layer {
   const p = file.split(sep).join('/');
-  if (p.startsWith('infra/ports/')) return 'infra/ports';
   for (const folder of SOURCE_FOLDERS) if (p.startsWith(`${folder}/`)) return folder;
   return 'outside';
 }
@@ -113,6 +127,16 @@ export function sourceFiles(root: string): string[] {
 
 function toRel(root: string, file: string): string {
   return relative(root, file).split(sep).join('/');
+}
+
+/** Top-level folders holding `.ts` files that are neither a source folder nor named as outside. */
+export function unclassifiedFolders(root: string): string[] {
+  const known = new Set<string>([...SOURCE_FOLDERS, ...OUTSIDE_FOLDERS]);
+  return readdirSync(root, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && !d.name.startsWith('.') && d.name !== 'node_modules' && d.name !== 'dist' && d.name !== 'data')
+    .map((d) => d.name)
+    .filter((name) => !known.has(name) && listTsFiles(root, name).length > 0)
+    .sort();
 }
 
 /** NodeNext-style resolution: `./x.js` → `./x.ts`; also extensionless and directory `index.ts`. */
@@ -191,11 +215,11 @@ function isNodeBuiltin(specifier: string): boolean {
 /** The violations of one edge (zero or one). */
 export function checkEdge(edge: ImportEdge): Violation | undefined {
   const importerLayer = layerOf(edge.file);
-  if (importerLayer === 'outside' || importerLayer === 'infra') return undefined;
+  if (importerLayer === 'outside') return undefined;
   const relativeSpec = edge.specifier.startsWith('./') || edge.specifier.startsWith('../');
   if (!relativeSpec) {
     const pkg = packageName(edge.specifier);
-    if (ADAPTER_PACKAGES.includes(pkg)) {
+    if (ADAPTER_PACKAGES.includes(pkg) && importerLayer !== 'infra' && importerLayer !== 'app') {
       return { edge, importerLayer, targetDescription: pkg, rule: 'adapter packages are imported in infra/ only, behind a port' };
     }
     if (importerLayer !== 'domain') return undefined;
@@ -216,6 +240,9 @@ export function checkEdge(edge: ImportEdge): Violation | undefined {
     return { edge, importerLayer, targetDescription: edge.specifier, rule: 'relative import resolves to no file' };
   }
   const targetLayer = layerOf(edge.target);
+  if (targetLayer === 'app' && importerLayer !== 'app') {
+    return { edge, importerLayer, targetDescription: 'app/', rule: 'only app/ (the composition root) imports app/' };
+  }
   const allowed = ALLOWED[importerLayer];
   if (allowed === 'any' || allowed.includes(targetLayer)) return undefined;
   const targetDescription = targetLayer === 'outside' ? edge.target : `${targetLayer}/`;

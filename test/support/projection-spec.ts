@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import type { DomainEvent, RecordedEvent } from '../../domain/shared/events.js';
-import type { Doc, ReadStore } from '../../infra/ports/read-store.js';
+import type { Doc, ReadStore } from '../../ports/read-store.js';
 import { MemoryReadStore } from '../../infra/read-store/memory.js';
 import { MongoReadStore } from '../../infra/read-store/mongo.js';
 import type { Projector } from '../../projections/projector.js';

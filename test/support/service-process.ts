@@ -15,9 +15,9 @@ export interface ServiceProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Runs the real entry point (`infra/main.ts`) as a child process and waits for its "listening" line. */
+/** Runs the real entry point (`app/main.ts`) as a child process and waits for its "listening" line. */
 export async function startServiceProcess(env: Record<string, string>, args: string[] = [], timeoutMs = 30_000, nodeArgs: string[] = []): Promise<ServiceProcess> {
-  return spawnService(['--import', 'tsx', ...nodeArgs, join(root, 'infra', 'main.ts'), ...args], env, timeoutMs);
+  return spawnService(['--import', 'tsx', ...nodeArgs, join(root, 'app', 'main.ts'), ...args], env, timeoutMs);
 }
 
 /** Compiles `dist/` when a source changed (what `npm start` does first). */
@@ -25,9 +25,9 @@ export function buildDistIfStale(): void {
   execFileSync(process.execPath, [join(root, 'scripts', 'build-if-stale.mjs')], { cwd: root, stdio: 'inherit' });
 }
 
-/** Runs the compiled entry point (`dist/infra/main.js`, what `npm start` runs after `buildDistIfStale()`). */
+/** Runs the compiled entry point (`dist/app/main.js`, what `npm start` runs after `buildDistIfStale()`). */
 export async function startBuiltServiceProcess(env: Record<string, string>, timeoutMs = 30_000, nodeArgs: string[] = []): Promise<ServiceProcess> {
-  return spawnService([...nodeArgs, join(root, 'dist', 'infra', 'main.js')], env, timeoutMs);
+  return spawnService([...nodeArgs, join(root, 'dist', 'app', 'main.js')], env, timeoutMs);
 }
 
 async function spawnService(argv: string[], env: Record<string, string>, timeoutMs: number): Promise<ServiceProcess> {
@@ -64,7 +64,7 @@ async function spawnService(argv: string[], env: Record<string, string>, timeout
 
 /** Runs the entry point expecting it to refuse to start; returns its exit code and stderr. */
 export async function runServiceExpectingExit(env: Record<string, string>, args: string[] = []) {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'infra', 'main.ts'), ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'app', 'main.ts'), ...args], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -8,13 +8,13 @@ import { answerClientErrors } from '../../api/middleware/client-errors.js';
 import { allRoutes } from '../../api/routes/index.js';
 import { allConsumers } from '../../consumers/index.js';
 import { KafkaBus } from '../../infra/bus/kafka.js';
-import { loadConfig } from '../../infra/config.js';
-import { buildServices, closeServices } from '../../infra/container.js';
-import { createLogger } from '../../infra/logger.js';
-import type { Consumer, RunningConsumer } from '../../infra/ports/bus.js';
+import { loadConfig } from '../../infra/config/index.js';
+import { buildServices, closeServices } from '../../app/container.js';
+import { createLogger } from '../../infra/logger/pino.js';
+import type { Consumer, RunningConsumer } from '../../ports/bus.js';
 import { deadLetterRetrier } from '../../consumers/operations-dead-letters.js';
-import type { Clock } from '../../infra/ports/clock.js';
-import type { Services } from '../../infra/ports/services.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Services } from '../../ports/services.js';
 
 export type Mode = 'embedded' | 'distributed';
 

@@ -16,6 +16,7 @@ import {
   importsOf,
   type ImportEdge,
   type Violation,
+  unclassifiedFolders,
 } from '../support/dependency-rules.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -39,7 +40,7 @@ describe('architecture: the dependency rule of DESIGN §2', () => {
   });
 
   it('reads the imports of every source folder', () => {
-    for (const folder of ['domain/', 'commands/', 'projections/', 'consumers/', 'api/', 'infra/']) {
+    for (const folder of ['domain/', 'lib/', 'commands/', 'projections/', 'consumers/', 'api/', 'ports/', 'infra/', 'app/']) {
       expect(edges.some((e) => e.file.startsWith(folder)), folder).to.equal(true);
     }
   });
@@ -95,9 +96,9 @@ describe('architecture: the checker itself, on fixture trees', () => {
     const found = checkRules(collectImports(root)).map(formatViolation);
     expect(found).to.have.members([
       'domain/x.ts:3  domain/ → infra/y.ts  (rule: domain/ imports domain/ only)',
-      'api/routes/a.ts:1  api/ → consumers/b.ts  (rule: api/ imports domain/, commands/, projections/, infra/ports/, api/ (no consumers/, no concrete adapters))',
-      'consumers/c.ts:1  consumers/ → projections/p.ts  (rule: consumers/ imports domain/, commands/, infra/ports/, consumers/ (read models through a port))',
-      'commands/k.ts:1  commands/ → infra/read-store/memory.ts  (rule: commands/ imports domain/, infra/ports/, commands/)',
+      'api/routes/a.ts:1  api/ → consumers/b.ts  (rule: api/ imports domain/, lib/, commands/, projections/, ports/, api/ (no consumers/, no concrete adapters))',
+      'consumers/c.ts:1  consumers/ → projections/p.ts  (rule: consumers/ imports domain/, lib/, commands/, ports/, consumers/ (read models through a port))',
+      'commands/k.ts:1  commands/ → infra/read-store/memory.ts  (rule: commands/ imports domain/, lib/, ports/, commands/)',
     ]);
   });
 
@@ -115,14 +116,65 @@ describe('architecture: the checker itself, on fixture trees', () => {
   it('allows what the table allows', () => {
     const root = tree({
       'domain/d.ts': "import { z } from 'zod';\nexport const d = z.string();\n",
-      'infra/ports/p.ts': "import type { d } from '../../domain/d.js';\nexport type P = typeof d;\n",
-      'commands/c.ts': "import { d } from '../domain/d.js';\nimport type { P } from '../infra/ports/p.js';\nexport const c = d;\n",
+      'ports/p.ts': "import type { d } from '../domain/d.js';\nexport type P = typeof d;\n",
+      'lib/sleep.ts': 'export const sleep = 1;\n',
+      'commands/c.ts': "import { d } from '../domain/d.js';\nimport type { P } from '../ports/p.js';\nimport { sleep } from '../lib/sleep.js';\nexport const c = [d, sleep];\n",
+      'infra/bus/x.ts': "import type { P } from '../../ports/p.js';\nimport { sleep } from '../../lib/sleep.js';\nimport { Kafka } from 'kafkajs';\nexport const x = [sleep, Kafka];\nexport type X = P;\n",
       'projections/q.ts': "import { d } from '../domain/d.js';\nexport const q = d;\n",
       'consumers/r.ts': "import { c } from '../commands/c.js';\nexport const r = c;\n",
       'api/routes/a.ts': "import { c } from '../../commands/c.js';\nimport { q } from '../../projections/q.js';\nimport Koa from 'koa';\nexport const a = [c, q, Koa];\n",
-      'infra/container.ts': "import { r } from '../consumers/r.js';\nimport { a } from '../api/routes/a.js';\nexport const all = [r, a];\n",
+      'app/container.ts': "import { r } from '../consumers/r.js';\nimport { a } from '../api/routes/a.js';\nexport const all = [r, a];\n",
     });
     expect(checkRules(collectImports(root)).map(formatViolation)).to.deep.equal([]);
+  });
+
+  it('keeps adapters in their room: infra/ importing commands, projections, consumers, api or app fails', () => {
+    const root = tree({
+      'infra/bus/a.ts': "import { c } from '../../commands/c.js';\nexport const a = c;\n",
+      'infra/bus/b.ts': "import type { P } from '../../projections/p.js';\nexport type B = P;\n",
+      'infra/kv/c.ts': "import { k } from '../../consumers/k.js';\nexport const c = k;\n",
+      'infra/kv/d.ts': "import { r } from '../../api/r.js';\nexport const d = r;\n",
+      'infra/kv/e.ts': "import { main } from '../../app/main.js';\nexport const e = main;\n",
+      'commands/c.ts': 'export const c = 1;\n',
+      'projections/p.ts': 'export type P = 1;\n',
+      'consumers/k.ts': 'export const k = 1;\n',
+      'api/r.ts': 'export const r = 1;\n',
+      'app/main.ts': 'export const main = 1;\n',
+    });
+    const found = checkRules(collectImports(root)).map(formatViolation);
+    const rule = 'infra/ (adapters) imports domain/, lib/, ports/, infra/ (the composition root in app/ wires them to the rest)';
+    expect(found).to.have.members([
+      `infra/bus/a.ts:1  infra/ → commands/c.ts  (rule: ${rule})`,
+      `infra/bus/b.ts:1  infra/ → projections/p.ts [type-only]  (rule: ${rule})`,
+      `infra/kv/c.ts:1  infra/ → consumers/k.ts  (rule: ${rule})`,
+      `infra/kv/d.ts:1  infra/ → api/r.ts  (rule: ${rule})`,
+      'infra/kv/e.ts:1  infra/ → app/main.ts  (rule: only app/ (the composition root) imports app/)',
+    ]);
+  });
+
+  it('only app/ imports app/; ports/ import no adapter; lib/ imports nothing of ours', () => {
+    const root = tree({
+      'app/main.ts': "import { container } from './container.js';\nexport const main = container;\n",
+      'app/container.ts': 'export const container = 1;\n',
+      'api/routes/a.ts': "import { container } from '../../app/container.js';\nexport const a = container;\n",
+      'commands/c.ts': "import type { container } from '../app/container.js';\nexport type C = typeof container;\n",
+      'ports/p.ts': "import type { Store } from '../infra/read-store/memory.js';\nexport type P = Store;\n",
+      'infra/read-store/memory.ts': 'export class Store {}\n',
+      'lib/l.ts': "import { d } from '../domain/d.js';\nexport const l = d;\n",
+      'domain/d.ts': 'export const d = 1;\n',
+    });
+    expect(checkRules(collectImports(root)).map((v) => `${v.edge.file} ${v.rule}`)).to.have.members([
+      'api/routes/a.ts only app/ (the composition root) imports app/',
+      'commands/c.ts only app/ (the composition root) imports app/',
+      'ports/p.ts ports/ imports domain/, ports/',
+      'lib/l.ts lib/ imports lib/ only',
+    ]);
+  });
+
+  it('names every top-level folder holding TypeScript as a source folder or as outside', () => {
+    const root = tree({ 'domain/d.ts': '', 'test/t.ts': '', 'newroom/x.ts': '', 'assets/readme.md': '' });
+    expect(unclassifiedFolders(root)).to.deep.equal(['newroom']);
+    expect(unclassifiedFolders(ROOT), 'this repository').to.deep.equal([]);
   });
 
   it('keeps domain/ pure: no node: modules, no package not judged pure', () => {
@@ -142,7 +194,7 @@ describe('architecture: the checker itself, on fixture trees', () => {
       'projections/b.ts': "import Database from 'better-sqlite3';\nexport const b = Database;\n",
       'consumers/c.ts': "import { Kafka } from 'kafkajs';\nexport const c = Kafka;\n",
       'api/d.ts': "import { Client } from '@modelcontextprotocol/sdk/client/index.js';\nexport const d = Client;\n",
-      'infra/ports/e.ts': "import type { Logger } from 'pino';\nexport type E = Logger;\n",
+      'ports/e.ts': "import type { Logger } from 'pino';\nexport type E = Logger;\n",
       'infra/read-store/mongo.ts': "import { MongoClient } from 'mongodb';\nexport const m = MongoClient;\n",
     });
     const found = checkRules(collectImports(root)).map((v) => `${v.edge.file} ${v.targetDescription}`);
@@ -151,21 +203,21 @@ describe('architecture: the checker itself, on fixture trees', () => {
       'projections/b.ts better-sqlite3',
       'consumers/c.ts kafkajs',
       'api/d.ts @modelcontextprotocol/sdk',
-      'infra/ports/e.ts pino',
+      'ports/e.ts pino',
     ]);
   });
 
   it('an allowlist entry excuses only its edge, and a type-only entry only a type-only import', () => {
     const root = tree({
-      'infra/ports/a.ts': "import type { Config } from '../config.js';\nexport type A = Config;\n",
-      'infra/ports/b.ts': "import { loadConfig } from '../config.js';\nexport const b = loadConfig;\n",
-      'infra/ports/c.ts': "import type { Other } from '../other.js';\nexport type C = Other;\n",
-      'infra/config.ts': 'export type Config = {}; export const loadConfig = () => ({});\n',
+      'ports/a.ts': "import type { Config } from '../infra/config/index.js';\nexport type A = Config;\n",
+      'ports/b.ts': "import { loadConfig } from '../infra/config/index.js';\nexport const b = loadConfig;\n",
+      'ports/c.ts': "import type { Other } from '../infra/other.js';\nexport type C = Other;\n",
+      'infra/config/index.ts': 'export type Config = {}; export const loadConfig = () => ({});\n',
       'infra/other.ts': 'export type Other = {};\n',
     });
-    const entry = { importer: 'infra/ports/', target: 'infra/config.ts', typeOnly: true, reason: 'the Config shape' };
+    const entry = { importer: 'ports/', target: 'infra/config/index.ts', typeOnly: true, reason: 'the Config shape' };
     const left = checkRules(collectImports(root)).filter((v) => !excuses(entry, v));
-    expect(left.map((v) => v.edge.file)).to.deep.equal(['infra/ports/b.ts', 'infra/ports/c.ts']);
+    expect(left.map((v) => v.edge.file)).to.deep.equal(['ports/b.ts', 'ports/c.ts']);
   });
 
   it('does not take an import in a comment or a string for one', () => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { CachedCredentialLookup } from '../../infra/auth/cached-credentials.js';
-import type { CredentialLookup, UserAuthView } from '../../infra/ports/credentials.js';
+import type { CredentialLookup, UserAuthView } from '../../ports/credentials.js';
 
 /** A read model of users counted per read, and the head revision of each user's stream. */
 function fixture() {

@@ -8,7 +8,7 @@ import { streamsBeingWritten } from '../../commands/stream-writers.js';
 import { probeDecider } from '../../domain/probes/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
-import { ConcurrencyError, type EventStore } from '../../infra/ports/event-store.js';
+import { ConcurrencyError, type EventStore } from '../../ports/event-store.js';
 
 const context = (): CommandContext => ({
   actorId: 'u1', orgId: 'o1', workspaceId: 'w1', correlationId: 'c1', causationId: null, requestId: 'r1', now: new Date('2026-01-01T00:00:00Z'),

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
-import { loadConfig } from '../../infra/config.js';
+import { loadConfig } from '../../infra/config/index.js';
 
 /** DURABILITY (issue 29, item 4): what the embedded store waits for before it acknowledges an append. */
 describe('embedded event store durability', () => {

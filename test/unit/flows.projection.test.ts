@@ -20,7 +20,7 @@ import {
   type FlowState,
 } from '../../domain/flows/index.js';
 import type { RecordedEvent } from '../../domain/shared/events.js';
-import type { ReadStore } from '../../infra/ports/read-store.js';
+import type { ReadStore } from '../../ports/read-store.js';
 import { MemoryReadStore } from '../../infra/read-store/memory.js';
 import { flowViewOf, flowsProjector, getFlow, getFlowJson, getTriggerKeyHash, listFlows, listNodeHistory } from '../../projections/flows.js';
 import { onMongo } from '../support/on-mongo.js';

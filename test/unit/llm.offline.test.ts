@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { loadConfig } from '../../infra/config.js';
+import { loadConfig } from '../../infra/config/index.js';
 import { createOfflineProvider, countWords } from '../../infra/llm/offline.js';
 import { createLlmRegistry } from '../../infra/llm/registry.js';
-import { LlmAbortError, LlmProviderError, isLlmAbort, type LlmMessage } from '../../infra/ports/llm.js';
+import { LlmAbortError, LlmProviderError, isLlmAbort, type LlmMessage } from '../../ports/llm.js';
 
 const services = (env: Record<string, string> = {}) => createLlmRegistry({ config: loadConfig(env), credentials: { organization: async () => [], user: async () => [] } });
 

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { LLM_PROVIDER_MODELS } from '../../domain/flows/llm-catalogue.js';
-import { loadConfig } from '../../infra/config.js';
+import { loadConfig } from '../../infra/config/index.js';
 import { DEFAULT_PRICES, PriceConfigError, charge, costOf, priceOf, priceTable } from '../../infra/llm/prices.js';
-import type { LlmUsage } from '../../infra/ports/llm.js';
+import type { LlmUsage } from '../../ports/llm.js';
 
 const usage = (over: Partial<LlmUsage>): LlmUsage => ({ promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, totalTokens: 0, ...over });
 

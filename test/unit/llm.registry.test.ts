@@ -2,10 +2,10 @@ import { expect } from 'chai';
 import { assertWithinBudget } from '../../commands/orgs-budget.js';
 import { spendStreamId } from '../../domain/orgs/spend.js';
 import { DomainError } from '../../domain/shared/decider.js';
-import { loadConfig } from '../../infra/config.js';
+import { loadConfig } from '../../infra/config/index.js';
 import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
 import { catalogueOf, createLlmRegistry, isKnownModel } from '../../infra/llm/registry.js';
-import type { LlmCredentialLookup } from '../../infra/ports/llm.js';
+import type { LlmCredentialLookup } from '../../ports/llm.js';
 
 interface StoredCredential {
   provider: string;

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createLlmProvider } from '../../infra/llm/registry.js';
 import { priceTable } from '../../infra/llm/prices.js';
-import type { LlmRequest } from '../../infra/ports/llm.js';
+import type { LlmRequest } from '../../ports/llm.js';
 import { startFakeAnthropic, startFakeGemini, startFakeOpenAi, type FakeLlmServer } from '../support/fake-llm/index.js';
 
 /**

@@ -10,7 +10,7 @@ import {
   type PlainEndpoint,
 } from '../../domain/mcp/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
-import type { AddressResolver } from '../../infra/ports/address-resolver.js';
+import type { AddressResolver } from '../../ports/address-resolver.js';
 
 const T0 = new Date('2026-01-01T00:00:00.000Z');
 const later = (ms: number) => new Date(T0.getTime() + ms);

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { MemoryEvent } from '../../domain/memory/index.js';
 import { MEMORIES, MEMORY_HISTORY, MEMORY_TENANTS, memoryProjector, unpackVector } from '../../projections/memory.js';
-import type { ReadStore } from '../../infra/ports/read-store.js';
+import type { ReadStore } from '../../ports/read-store.js';
 import { projectOneByOneAndBatched, projectionSpec, recordAll, type GivenEvent } from '../support/projection-spec.js';
 
 const t0 = '2026-01-01T00:00:00.000Z';

@@ -5,7 +5,7 @@ import { executeWebhookCommand, loadDelivery, loadWebhook, scheduleDelivery } fr
 import { attemptDelivery, type AttemptPorts } from '../../consumers/messaging-webhooks-attempt.js';
 import { sweepOverdueDeliveries } from '../../consumers/messaging-webhooks-sweep.js';
 import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
-import type { SendOutcome, SignedRequest } from '../../infra/ports/messaging-webhooks.js';
+import type { SendOutcome, SignedRequest } from '../../ports/messaging-webhooks.js';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');

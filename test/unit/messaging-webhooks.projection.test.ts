@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { DeliveryEvent, WebhookEvent } from '../../domain/messaging-webhooks/index.js';
 import { getDelivery, getWebhook, listDeliveries, MAX_ATTEMPTS_SHOWN, overdueDeliveries, webhooksProjectors } from '../../projections/messaging-webhooks.js';
-import type { ReadStore } from '../../infra/ports/read-store.js';
+import type { ReadStore } from '../../ports/read-store.js';
 import { projectOneByOneAndBatched, projectionSpec, recordAll, type GivenEvent } from '../support/projection-spec.js';
 
 const at = (m: number) => `2026-01-01T00:${String(m).padStart(2, '0')}:00.000Z`;

@@ -2,10 +2,10 @@ import { expect } from 'chai';
 import { answerPromptCondition, DEFAULT_NODE_KIND, nodeKindFor, nodeKindsFor, type ExecutionContext, type NodeKindPorts } from '../../consumers/runs-kinds/index.js';
 import { NODE_TYPES } from '../../domain/flows/node-data.js';
 import type { RunNode } from '../../domain/runs/index.js';
-import { loadConfig } from '../../infra/config.js';
+import { loadConfig } from '../../infra/config/index.js';
 import { outboundHttp } from '../../infra/http/outbound.js';
 import { createLlmRegistry } from '../../infra/llm/registry.js';
-import { systemClock } from '../../infra/ports/clock.js';
+import { systemClock } from '../../ports/clock.js';
 import { startFakeOpenAi, type FakeLlmServer } from '../support/fake-llm/index.js';
 
 /** Dispatch of node kinds, the offline llm kind, and usePrompt conditions. */

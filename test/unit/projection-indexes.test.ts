@@ -13,7 +13,7 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import type { FlowScope } from '../../domain/flows/index.js';
 import type { RecordedEvent } from '../../domain/shared/events.js';
-import type { DocumentCollection, Filter, IndexSpec, ReadStore, Sort } from '../../infra/ports/read-store.js';
+import type { DocumentCollection, Filter, IndexSpec, ReadStore, Sort } from '../../ports/read-store.js';
 import { MemoryReadStore } from '../../infra/read-store/memory.js';
 import { getFlow, listFlows, listNodeHistory, getTriggerKeyHash } from '../../projections/flows.js';
 import { allProjectors } from '../../projections/index.js';
@@ -34,7 +34,7 @@ interface Read {
 function recordingStore(declared: Map<string, IndexSpec[]>, reads: Read[]): ReadStore {
   const inner = new MemoryReadStore();
   const store: ReadStore = Object.create(inner);
-  store.collection = <T extends import('../../infra/ports/read-store.js').Doc>(name: string) => {
+  store.collection = <T extends import('../../ports/read-store.js').Doc>(name: string) => {
     const c = inner.collection<T>(name);
     const wrapped: DocumentCollection<T> = Object.create(c);
     wrapped.find = (filter = {}, options = {}) => (reads.push({ collection: name, filter, sort: options.sort }), c.find(filter, options));

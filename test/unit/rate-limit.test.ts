@@ -7,8 +7,8 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { DomainError } from '../../domain/shared/decider.js';
-import { RateLimiter } from '../../infra/rate-limiter.js';
-import { RedisRateLimiter } from '../../infra/rate-limiter-redis.js';
+import { RateLimiter } from '../../infra/rate-limiter/memory.js';
+import { RedisRateLimiter } from '../../infra/rate-limiter/redis.js';
 import { TestClock } from '../support/clock.js';
 import { call } from '../support/http.js';
 import { startTestService, type TestService } from '../support/test-service.js';

@@ -5,8 +5,8 @@ import { executeRun, runsLocally, type RunEnginePorts } from '../../consumers/ru
 import { nodeKindsFor, type NodeKindPorts } from '../../consumers/runs-kinds/index.js';
 import { runDecider, runStreamId, type RunNode } from '../../domain/runs/index.js';
 import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
-import type { EventStore } from '../../infra/ports/event-store.js';
-import type { LlmProvider } from '../../infra/ports/llm.js';
+import type { EventStore } from '../../ports/event-store.js';
+import type { LlmProvider } from '../../ports/llm.js';
 
 /**
  * The run executor's per-node writes (issue 18): a node that runs only in this process and finishes

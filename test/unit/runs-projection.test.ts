@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import type { FlowScope } from '../../domain/flows/index.js';
 import { decideRun, evolveRun, foldRun, initialRunState, runStreamId, type RunCommand, type RunState } from '../../domain/runs/index.js';
 import type { RecordedEvent } from '../../domain/shared/events.js';
-import type { ReadStore } from '../../infra/ports/read-store.js';
+import type { ReadStore } from '../../ports/read-store.js';
 import { MemoryReadStore } from '../../infra/read-store/memory.js';
 import {
   activeFlowProcesses,

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { insecureAllowed, reasonOf, SocialConfigurationError, socialProvider } from '../../infra/auth/social/index.js';
-import { loadConfig } from '../../infra/config.js';
+import { loadConfig } from '../../infra/config/index.js';
 
 describe('social sign-in providers', () => {
   it('is configured only with a client id and secret', () => {

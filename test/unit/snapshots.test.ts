@@ -14,8 +14,8 @@ import { SNAPSHOT_EVENT, SNAPSHOTS_KEPT, snapshotStreamId, type SnapshotData } f
 import { workflowDecider, workflowStreamId, type WorkflowCommand } from '../../domain/workflows/index.js';
 import { KafkaRelay } from '../../infra/bus/kafka-relay.js';
 import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
-import { createLogger } from '../../infra/logger.js';
-import type { EventStore, ReadStreamOptions } from '../../infra/ports/event-store.js';
+import { createLogger } from '../../infra/logger/pino.js';
+import type { EventStore, ReadStreamOptions } from '../../ports/event-store.js';
 
 const EVERY = 16;
 const t = (second: number) => new Date(Date.UTC(2026, 2, 1) + second * 1000).toISOString();

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import type { RecordedEvent } from '../../domain/shared/events.js';
 import type { UserEvent } from '../../domain/users/index.js';
-import { loadConfig } from '../../infra/config.js';
+import { loadConfig } from '../../infra/config/index.js';
 import { createLlmRegistry } from '../../infra/llm/registry.js';
-import type { ReadStore } from '../../infra/ports/read-store.js';
+import type { ReadStore } from '../../ports/read-store.js';
 import { readOrgLlmCredentials } from '../../projections/orgs-queries.js';
 import { MemoryReadStore } from '../../infra/read-store/memory.js';
 import { readUserLlmCredentials, userLlmCredentialsProjector } from '../../projections/users-llm-credentials.js';

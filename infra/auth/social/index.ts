@@ -1,4 +1,4 @@
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/index.js';
 import { GitHubProvider } from './github.js';
 import { GoogleProvider } from './google.js';
 import type { ProviderName, SocialProvider, SocialProviders } from './provider.js';

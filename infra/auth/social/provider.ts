@@ -1,7 +1,7 @@
-import { SocialConfigurationError } from '../../ports/social.js';
+import { SocialConfigurationError } from '../../../ports/social.js';
 
-export { SocialConfigurationError, SocialExchangeError } from '../../ports/social.js';
-export type { ProviderName, SavedAttempt, SocialIdentity, SocialProvider, SocialProviders, StartedAttempt } from '../../ports/social.js';
+export { SocialConfigurationError, SocialExchangeError } from '../../../ports/social.js';
+export type { ProviderName, SavedAttempt, SocialIdentity, SocialProvider, SocialProviders, StartedAttempt } from '../../../ports/social.js';
 
 /**
  * Turns whatever openid-client or fetch threw into a short, storable reason code: the OAuth

@@ -1,0 +1,82 @@
+import type { EventMetadata, RecordedEvent } from '../domain/shared/events.js';
+
+/** `any`: no check; `no_stream`: must not exist; `stream_exists`: must exist; a number: the last event's revision. */
+export type ExpectedRevision = 'any' | 'no_stream' | 'stream_exists' | number;
+
+export interface NewEvent {
+  id: string;
+  type: string;
+  data: unknown;
+  metadata: EventMetadata;
+  schemaVersion?: number;
+}
+
+export interface AppendResult {
+  /** Revision of the last appended event. */
+  revision: number;
+  /** Global position of the last appended event. */
+  position: number;
+}
+
+export interface ReadStreamOptions {
+  direction?: 'forwards' | 'backwards';
+  /** Inclusive start revision (for backwards: the highest revision to return). */
+  fromRevision?: number;
+  maxCount?: number;
+}
+
+export interface ReadAllOptions {
+  /** Exclusive: events strictly after this position. Omit to start at the beginning. */
+  after?: number;
+  maxCount?: number;
+  categories?: string[];
+}
+
+export interface SubscribeOptions {
+  /** Exclusive checkpoint; omit to start at the beginning of the log. */
+  after?: number;
+  /** Only streams of these categories (`flow` matches `flow-…`). */
+  categories?: string[];
+}
+
+/** Catch-up then live; iterate with `for await` (backpressure), `close()` ends the iteration. */
+export interface EventSubscription extends AsyncIterable<RecordedEvent> {
+  close(): Promise<void>;
+}
+
+export type { RetentionPolicies, StreamRetention } from '../domain/shared/retention.js';
+
+export interface EventLogStats {
+  /** Position of the last event, or 0 when empty. */
+  headPosition: number;
+  /** Events stored (truncated operational streams no longer count), or null when the adapter cannot count them. */
+  events: number | null;
+  /** Bytes the log takes in its store, or null when the adapter cannot tell. */
+  bytes: number | null;
+}
+
+export interface EventStore {
+  readonly adapter: string;
+  append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
+  /** Empty array for a stream that does not exist. */
+  readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
+  readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
+  subscribe(options?: SubscribeOptions): EventSubscription;
+  /** Position of the last event in the log, or 0 when empty. */
+  headPosition(): Promise<number>;
+  /** Size of the log (GET /system/overview): what the adapter can tell without reading every event. */
+  stats(): Promise<EventLogStats>;
+  health(): Promise<{ ok: boolean; detail?: string }>;
+  close(): Promise<void>;
+}
+
+export class ConcurrencyError extends Error {
+  constructor(
+    readonly streamId: string,
+    readonly expected: ExpectedRevision,
+    readonly actual: number | 'no_stream',
+  ) {
+    super(`stream ${streamId}: expected revision ${String(expected)}, actual ${String(actual)}`);
+    this.name = 'ConcurrencyError';
+  }
+}
