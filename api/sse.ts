@@ -1,4 +1,5 @@
 import type { Context } from 'koa';
+import { sleep } from '../lib/sleep.js';
 import { ValidationError } from './errors.js';
 
 /**
@@ -165,7 +166,7 @@ export async function followLog<C>(sse: SseWriter, options: FollowLogOptions<C>)
       if (page.done) break;
       if (page.events.length > 0) continue;
       if (options.watch) await options.watch.next(options.pollMs ?? 1000, sse.signal);
-      else await abortableSleep(options.pollMs ?? 1000, sse.signal);
+      else await sleep(options.pollMs ?? 1000, sse.signal);
     }
   } catch (err) {
     await sse.send({ event: 'error', data: { code: 'STREAM_FAILED', message: err instanceof Error ? err.message : 'the event stream failed' } }).catch(() => {});
@@ -173,17 +174,4 @@ export async function followLog<C>(sse: SseWriter, options: FollowLogOptions<C>)
     options.watch?.close();
     if (options.closeWhenDone !== false) sse.close();
   }
-}
-
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

@@ -1,4 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { EmbeddedBus } from '../infra/bus/embedded.js';
 import { SqliteCheckpointStore } from '../infra/checkpoints/sqlite.js';
@@ -22,7 +23,7 @@ import type { EventStore } from '../ports/event-store.js';
 import type { Logger } from '../ports/logger.js';
 import type { CheckpointStore, ReadStore } from '../ports/read-store.js';
 import { ProjectionRunner } from './projection-runner.js';
-import { setCommandMaxAttempts } from '../commands/handle.js';
+import { configureCommands } from '../commands/handle.js';
 import { configureSnapshots } from '../commands/snapshots.js';
 import { MemoryReadStore } from '../infra/read-store/memory.js';
 import { SqliteReadStore } from '../infra/read-store/sqlite.js';
@@ -51,7 +52,7 @@ import { createMessagingProviders } from '../infra/messaging/providers.js';
 import { createWebhooksRuntime } from './messaging-webhooks-runtime.js';
 import { createLlmRegistry } from '../infra/llm/registry.js';
 import { createOutboundHttp } from '../infra/http/outbound.js';
-import { createRunExecutor, LOCAL_WORKER_ID, type RunEnginePorts } from '../consumers/runs-executor.js';
+import { createRunExecutor, RunExecutions, type RunEnginePorts } from '../consumers/runs-executor.js';
 import { createMetricsRegistry } from '../infra/metrics/registry.js';
 import { instrumentLlmGateway } from '../infra/metrics/llm.js';
 import { readOrgLlmCredentials } from '../projections/orgs-queries.js';
@@ -69,6 +70,7 @@ import { skillsReadModel } from '../projections/skills.js';
 import { withOwnerCheck } from './skills-owner-check.js';
 import { assistantReads } from '../projections/assistant.js';
 import { createAppDelivery } from '../infra/apps/builder.js';
+import { localWork } from '../ports/local-work.js';
 
 /**
  * The composition root: each port gets its distributed adapter when its variable is set and the
@@ -78,7 +80,8 @@ import { createAppDelivery } from '../infra/apps/builder.js';
  */
 export async function buildServices(config: Config, role: Role, logger: Logger, options: { clock?: Clock } = {}): Promise<Services> {
   const clock = options.clock ?? systemClock;
-  setCommandMaxAttempts(config.COMMAND_MAX_ATTEMPTS);
+  // This service's worker identity: a restarted process, or a service rebuilt in place, is a different worker (crash resume).
+  const localWorkerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const rawEventStore = config.EVENTSTORE_URL
     ? new (await import('../infra/event-store/eventstoredb.js')).EventStoreDbEventStore(config.EVENTSTORE_URL, { retention: allRetentionPolicies })
     : new SqliteEventStore(join(config.DATA_DIR, 'events.db'), { retention: allRetentionPolicies, now: () => clock.now(), sweepIntervalMs: RETENTION_SWEEP_MS, durability: config.DURABILITY });
@@ -86,6 +89,8 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
   const masterKey = loadOrCreateKey(config.ENCRYPTION_KEY, config.DATA_DIR, 'encryption.key');
   const sealedBox = new SealedBox(masterKey);
   const eventStore: EventStore = new UpcastingEventStore(rawEventStore, allUpcastersWith({ sealBox: (plaintext) => sealedBox.seal(plaintext) }));
+  // The handler's folded-state cache and its settings belong to this store, so to this service.
+  configureCommands(eventStore, { maxAttempts: config.COMMAND_MAX_ATTEMPTS });
   configureSnapshots(eventStore, { every: config.SNAPSHOT_EVERY });
 
   // On disk only where one process projects into it (the whole service); the embedded split's
@@ -127,7 +132,7 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
   const now = () => clock.now();
   // Per process (Prometheus scrapes each): HTTP, node and provider timings, plus gauges read at scrape time.
   const metrics = createMetricsRegistry({
-    clock, role, processId: LOCAL_WORKER_ID,
+    clock, role, processId: localWorkerId,
     sources: {
       deadLetters: () => deadLetters.snapshot(),
       projections: async () => (await projections.status()).map((p) => ({ name: p.name, lag: p.lag })),
@@ -166,11 +171,11 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
       },
     }), metrics),
     outbound,
-    runs: createRunExecutor(() => runEngine),
+    runs: createRunExecutor(() => runEngine, localWorkerId),
     runRecovery: runRecoveryQueries(readStore),
     workflowQueries: workflowQueries(readStore),
     workflowTimers: createWorkflowTimers({
-      eventStore, logger, clock: { now: () => services.now() }, queries: workflowQueries(readStore), localWorkerId: LOCAL_WORKER_ID, heartbeatMs: config.WORKER_HEARTBEAT_MS,
+      eventStore, logger, clock: { now: () => services.now() }, queries: workflowQueries(readStore), localWorkerId, heartbeatMs: config.WORKER_HEARTBEAT_MS,
       workerPresence: (workerId) => services.runRecovery.workerPresence(workerId),
     }),
     streamSignals: createStreamSignals({ eventStore, categories: [TERMINAL_CATEGORY, 'workflow', 'assistantconv'], maxWaiters: config.REMOTE_MAX_WAITERS, logger }),
@@ -187,6 +192,8 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
     tokenizer: createGptTokenizer(),
     skills: config.MONGODB_URL ? withOwnerCheck(eventStore, skillsReadModel(readStore)) : skillsReadModel(readStore),
     assistantReads: assistantReads(readStore),
+    agentTurns: localWork(),
+    assistantReplies: localWork(),
     appDelivery: createAppDelivery({ timeoutMs: config.APPS_BUILD_TIMEOUT_MS, maxOutputBytes: config.APPS_BUILD_MAX_OUTPUT_BYTES, cacheEntries: config.APPS_SITE_CACHE_ENTRIES }),
   };
   // The run engine's ports, once the services it shares exist; `now` read late so a test may move time.
@@ -195,6 +202,7 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
     clock: { now: () => services.now() }, newId: () => services.newId(), settings: config, secrets: sealedBox, metrics,
     mcp: { eventStore, config, mcp: services.mcp, now: () => services.now() },
     skills: services.skills,
+    executions: new RunExecutions(),
   };
   return services;
 }

@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import { ProjectionControl } from '../commands/operations-control.js';
 import { categoryOf } from '../domain/shared/events.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
+import { sleep } from '../lib/sleep.js';
 import { type Projector, projectAll } from '../projections/projector.js';
 import { systemClock } from '../ports/clock.js';
 import type { EventStore, EventSubscription } from '../ports/event-store.js';
@@ -277,7 +278,7 @@ export class ProjectionRunner implements Projections {
       const [next] = await this.events.readAll({ after: loop.position, categories: loop.projector.categories, maxCount: 1 });
       if (!next || next.position > target) return;
       // Not on every projected event: each check is a read of the log.
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await sleep(20);
     }
   }
 }

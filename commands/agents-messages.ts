@@ -1,5 +1,3 @@
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import {
   agentSessionDecider, agentSessionStreamId, messageNotFound,
   type AgentDefinition, type AgentFinishReason, type AgentMessageState, type AgentScope, type AgentSessionState, type AgentTurnEvent,
@@ -7,10 +5,10 @@ import {
 import { DomainError } from '../domain/shared/decider.js';
 import type { EventStore } from '../ports/event-store.js';
 import { LLM_PROVIDER_IDS, type LlmGateway, type LlmMessage, type LlmProviderId } from '../ports/llm.js';
+import type { LocalWork } from '../ports/local-work.js';
 import type { Logger } from '../ports/logger.js';
 import { runAgentLoop, type AgentTool, type LoopEvent, type LoopOutcome } from './agents-loop.js';
 import { resolveAgentTools, type AgentToolPorts } from './agents-tools.js';
-import { turnSseEvents, type TurnSseEvent } from './agents-events.js';
 import { estimateTokens, historyWithin, userText } from './agents-history.js';
 import { loopSkills } from './skills-tools.js';
 import type { SkillsReadModel } from '../ports/skills.js';
@@ -44,28 +42,32 @@ export interface AgentTurnPorts {
   singleProcess: boolean;
   /** The skills read model: an agent's skills (by id) are described in its system prompt, their content loaded with `load_skill`. */
   skills?: SkillsReadModel;
+  /** This service, as recorded in each turn it runs (its worker id: one per service). */
+  runnerId: string;
+  /** The turns this service runs, by message id (one registry per service, from the container). */
+  turns: LocalWork<unknown>;
 }
 
-/** This process, as recorded in each turn it runs. */
-export const AGENT_RUNNER_ID = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+/** A session event of the running turn, as appended (the route turns it into what its client sees). */
+export interface TurnEvent {
+  type: string;
+  data: unknown;
+  revision: number;
+}
 
 interface RunningTurn {
   controller: AbortController;
   done: Promise<LoopOutcome | null>;
-  listeners: Set<(e: TurnSseEvent) => void>;
+  listeners: Set<(e: TurnEvent) => void>;
   /** Events already handed out (a listener that joins late gets them first). */
-  sent: TurnSseEvent[];
+  sent: TurnEvent[];
 }
-
-const runningTurns = new Map<string, RunningTurn>();
-
-export const runningTurnCount = () => runningTurns.size;
 
 // ---- recovery of a turn whose process is gone ----
 
 function isStale(ports: AgentTurnPorts, m: AgentMessageState): boolean {
-  if (runningTurns.has(m.messageId)) return false;
-  if (ports.singleProcess || m.runner === AGENT_RUNNER_ID) return true;
+  if (ports.turns.has(m.messageId)) return false;
+  if (ports.singleProcess || m.runner === ports.runnerId) return true;
   return ports.now().getTime() > Date.parse(m.deadline) + ports.settings.AGENTS_RECOVERY_GRACE_MS;
 }
 
@@ -111,8 +113,8 @@ export interface StartedTurn {
   position: number | null;
   /** Resolves when the turn ended (and AgentMessageCompleted is in the log). */
   done: Promise<LoopOutcome | null>;
-  /** Receives the turn's SSE events from the first one (already sent ones first), until message.completed. */
-  listen(listener: (e: TurnSseEvent) => void): () => void;
+  /** Receives the turn's session events from AgentMessageReceived (already sent ones first), until AgentMessageCompleted. */
+  listen(listener: (e: TurnEvent) => void): () => void;
 }
 
 export async function sendAgentMessage(ports: AgentTurnPorts, context: CommandContext, input: SendMessageInput): Promise<StartedTurn> {
@@ -142,21 +144,20 @@ export async function sendAgentMessage(ports: AgentTurnPorts, context: CommandCo
     messageId,
     content: input.content,
     attachments: input.attachments,
-    runner: AGENT_RUNNER_ID,
+    runner: ports.runnerId,
     deadline,
     context: { budgetTokens: budget, estimatedTokens: history.estimatedTokens, includedMessageIds: history.includedMessageIds, droppedMessageIds: history.droppedMessageIds },
   });
   const receivedEvent = received.events[0];
 
   const turn: RunningTurn = { controller: new AbortController(), done: null as never, listeners: new Set(), sent: [] };
-  const publish = (events: TurnSseEvent[]) => {
+  const publish = (events: TurnEvent[]) => {
     for (const e of events) {
       turn.sent.push(e);
       for (const l of turn.listeners) l(e);
     }
   };
-  publish(turnSseEvents(receivedEvent, received.revision, input.sessionId));
-  runningTurns.set(messageId, turn);
+  publish([{ type: receivedEvent.type, data: receivedEvent.data, revision: received.revision }]);
 
   const recorder = new TurnRecorder(ports, context, input.sessionId, messageId, publish, turn.controller);
   const messages: LlmMessage[] = [
@@ -201,11 +202,12 @@ export async function sendAgentMessage(ports: AgentTurnPorts, context: CommandCo
         ports.logger.error({ err: e, messageId }, 'agent turn could not be completed; it will be recovered as interrupted'),
       );
     } finally {
-      runningTurns.delete(messageId);
       turn.listeners.clear();
     }
     return outcome;
   })();
+  // Known to this service until it ends (a cancel or a delete that lands here aborts it at once).
+  ports.turns.track(messageId, turn);
 
   async function complete(finishReason: AgentFinishReason, text: string, outcome: LoopOutcome | null, error: { code: string; message: string } | null) {
     const result = await handleAtContextTime(ports.eventStore, { ...context, now: ports.now() }, stream, agentSessionDecider, {
@@ -219,7 +221,7 @@ export async function sendAgentMessage(ports: AgentTurnPorts, context: CommandCo
       cost: outcome?.cost ?? 0,
       error,
     });
-    if (result.events.length > 0) publish(turnSseEvents(result.events[0], result.revision, input.sessionId));
+    if (result.events.length > 0) publish([{ type: result.events[0].type, data: result.events[0].data, revision: result.revision }]);
   }
 
   return {
@@ -262,7 +264,7 @@ class TurnRecorder {
     private readonly context: CommandContext,
     private readonly sessionId: string,
     private readonly messageId: string,
-    private readonly publish: (events: TurnSseEvent[]) => void,
+    private readonly publish: (events: TurnEvent[]) => void,
     private readonly controller: AbortController,
   ) {}
 
@@ -313,7 +315,7 @@ class TurnRecorder {
           events: batch,
         });
         const first = result.revision - result.events.length + 1;
-        this.publish(result.events.flatMap((event, i) => turnSseEvents(event, first + i, this.sessionId)));
+        this.publish(result.events.map((event, i) => ({ type: event.type, data: event.data, revision: first + i })));
         const m = result.state.messages.find((x) => x.messageId === this.messageId);
         if (result.events.length === 0 || m?.cancelRequested) this.controller.abort(new Error('cancelled'));
       }
@@ -347,7 +349,7 @@ export async function cancelAgentMessage(ports: AgentTurnPorts, context: Command
   const state = await readAgentSession(ports, context, agentId, sessionId, scope);
   const message = state.messages.find((m) => m.messageId === messageId);
   if (!message) throw messageNotFound();
-  const turn = runningTurns.get(messageId);
+  const turn = ports.turns.get(messageId);
   turn?.controller.abort(new Error('cancelled'));
   if (!message.completed) {
     await handleAtContextTime(ports.eventStore, context, agentSessionStreamId(sessionId), agentSessionDecider, { type: 'RequestCancel', messageId, by: scope.userId });
@@ -361,16 +363,11 @@ export async function cancelAgentMessage(ports: AgentTurnPorts, context: Command
 export async function deleteAgentSession(ports: AgentTurnPorts, context: CommandContext, agentId: string, sessionId: string, scope: AgentScope) {
   const { state } = await visibleSession(ports.eventStore, agentId, sessionId, scope);
   if (state.running) {
-    const turn = runningTurns.get(state.running);
+    const turn = ports.turns.get(state.running);
     turn?.controller.abort(new Error('cancelled'));
     if (turn) await Promise.race([turn.done, new Promise((r) => setTimeout(r, 2_000))]);
   }
   return handleAtContextTime(ports.eventStore, context, agentSessionStreamId(sessionId), agentSessionDecider, { type: 'DeleteSession' });
-}
-
-/** A live turn of this process (to attach a resumed stream to it directly). */
-export function runningTurn(messageId: string) {
-  return runningTurns.get(messageId);
 }
 
 export type { AgentTool };

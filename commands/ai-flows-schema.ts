@@ -36,6 +36,7 @@ function dataSchemaOf(nodeType: NodeType, defs: Record<string, unknown>): Record
   };
 }
 
+// Module scope is safe: a memo of a schema built from constants only, the same for every service; no per-service data.
 let cached: Record<string, unknown> | null = null;
 /** JSON Schema (draft 2020-12) of the answer the model must give. */
 export function flowAnswerSchema(): Record<string, unknown> {

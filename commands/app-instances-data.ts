@@ -21,6 +21,7 @@ import { DomainError } from '../domain/shared/decider.js';
  * add/remove/replace operations the events record.
  */
 const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
+// Module scope is safe: compiled validators of the constant type schemas, the same for every service; no per-service data.
 const validators = new Map<AppInstanceType, ValidateFunction>();
 
 function validatorOf(type: AppInstanceType): ValidateFunction {

@@ -1,4 +1,5 @@
 import { Ajv, type ValidateFunction } from 'ajv';
+import { LRUCache } from 'lru-cache';
 import { appPreviewStreamId, previewAt, previewDecider, type LivePreview } from '../domain/apps/preview-decide.js';
 import type { AppTenant } from '../domain/apps/state.js';
 import { DomainError } from '../domain/shared/decider.js';
@@ -49,6 +50,7 @@ export async function resolvePreview(store: EventStore, appId: string, token: st
 }
 
 /** One build per key at a time in this process: concurrent first requests share it. */
+// Keyed by the service's AppDelivery adapter: services in one process (tests) share no build.
 const inFlight = new WeakMap<AppDelivery, Map<string, Promise<AppBuildResult>>>();
 
 export async function buildOnce(delivery: AppDelivery, key: string, make: () => Promise<Parameters<AppDelivery['builder']['build']>[0]>): Promise<AppBuildResult | { ok: true; site: BuiltSite }> {
@@ -81,7 +83,12 @@ export async function previewSite(store: EventStore, delivery: AppDelivery, appI
 }
 
 const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false, addUsedSchema: false });
-const validators = new Map<string, ValidateFunction | null>();
+// Module scope is safe: a schema's compiled validator depends on the schema text alone (its key), the same for every service.
+/**
+ * Compiled validators by schema text, the first 1 000 kept; a lookup does not refresh an entry (`peek`),
+ * so the oldest compiled goes first. Boxed: a schema ajv cannot compile is remembered as null.
+ */
+const validators = new LRUCache<string, { validate: ValidateFunction | null }>({ max: 1_000 });
 
 /**
  * The server's own check of a page's inputs against the contract's input schema (ajv, compiled once
@@ -90,15 +97,14 @@ const validators = new Map<string, ValidateFunction | null>();
  */
 export function checkAppInputs(contract: { input: Record<string, unknown> }, inputs: unknown): void {
   const key = JSON.stringify(contract.input);
-  let validate = validators.get(key);
+  let validate = validators.peek(key)?.validate;
   if (validate === undefined) {
     try {
       validate = ajv.compile(contract.input);
     } catch {
       validate = null;
     }
-    validators.set(key, validate);
-    if (validators.size > 1_000) validators.delete(validators.keys().next().value!);
+    validators.set(key, { validate });
   }
   if (validate && !validate(inputs)) {
     const errors = (validate.errors ?? []).slice(0, 20).map((e) => ({ path: e.instancePath || '/', message: e.message ?? 'is invalid' }));

@@ -10,6 +10,7 @@ import {
 import type { AssistantReads } from '../ports/assistant.js';
 import type { EventStore } from '../ports/event-store.js';
 import type { LlmGateway, LlmMessage, LlmProviderId } from '../ports/llm.js';
+import type { LocalWork } from '../ports/local-work.js';
 import type { Logger } from '../ports/logger.js';
 import type { SecretSealer } from '../ports/secret-sealer.js';
 import type { SkillsReadModel } from '../ports/skills.js';
@@ -37,6 +38,8 @@ export interface AssistantPorts {
   streamSignals: StreamSignals;
   logger: Logger;
   now(): Date;
+  /** Replies generating in this service, by reply id: a cancel that lands here aborts at once (one registry per service, from the container). */
+  replies: LocalWork<ReplyRecorded>;
   settings: {
     ASSISTANT_PROVIDER: LlmProviderId;
     ASSISTANT_MODEL: string;
@@ -62,11 +65,12 @@ export const createConversation = (store: EventStore, context: CommandContext, s
   command(store, context, conversationId, { type: 'CreateConversation', conversationId, userId: scope.userId, orgId: scope.orgId, workspaceId: scope.workspaceId, title });
 export const renameConversation = (store: EventStore, context: CommandContext, scope: ConversationScope, conversationId: string, title: string) =>
   command(store, context, conversationId, { type: 'RenameConversation', scope, title });
-/** Deletes the conversation; a reply running in this process is stopped (its tools get their abort). */
-export async function deleteConversation(store: EventStore, context: CommandContext, scope: ConversationScope, conversationId: string) {
+/** Deletes the conversation; a reply running in this service is stopped (its tools get their abort). */
+export async function deleteConversation(ports: Pick<AssistantPorts, 'eventStore' | 'replies'>, context: CommandContext, scope: ConversationScope, conversationId: string) {
+  const store = ports.eventStore;
   const { state } = await loadConversation(store, conversationId);
   const result = await command(store, context, conversationId, { type: 'DeleteConversation', scope });
-  if (state.running) running.get(state.running)?.controller.abort(new Error('the conversation was deleted'));
+  if (state.running) ports.replies.get(state.running)?.controller.abort(new Error('the conversation was deleted'));
   return result;
 }
 export const giveFeedback = (store: EventStore, context: CommandContext, scope: ConversationScope, conversationId: string, messageId: string, rating: 'like' | 'dislike' | null, comment: string | null) =>
@@ -77,13 +81,6 @@ export function loadConversation(store: EventStore, conversationId: string) {
 }
 
 // ---- generations ----
-
-/** Generations running in this process, by reply id: a cancel that lands here aborts at once. */
-const running = new Map<string, { controller: AbortController; done: Promise<ReplyRecorded> }>();
-
-export function isRunningHere(replyId: string): boolean {
-  return running.has(replyId);
-}
 
 /** The history the model sees: the newest `limit` finished messages (user and assistant text), oldest first. */
 export function historyMessages(state: ConversationState, limit: number): { messages: LlmMessage[]; dropped: number } {
@@ -132,8 +129,8 @@ export async function sendMessage(
   const { ASSISTANT_PROVIDER: provider, ASSISTANT_MODEL: model } = ports.settings;
   const sent = await command(ports.eventStore, context, conversationId, { type: 'SendMessage', scope, messageId: input.messageId, replyId: input.replyId, content: input.content, provider, model });
   const controller = new AbortController();
-  const done = generate(ports, context, scope, conversationId, sent.state, input, controller).finally(() => running.delete(input.replyId));
-  running.set(input.replyId, { controller, done });
+  const done = generate(ports, context, scope, conversationId, sent.state, input, controller);
+  ports.replies.track(input.replyId, { controller, done });
   return { messageId: input.messageId, replyId: input.replyId, sent, done };
 }
 
@@ -246,7 +243,7 @@ export async function cancelGeneration(ports: AssistantPorts, context: CommandCo
   const requested = await command(ports.eventStore, context, conversationId, { type: 'RequestCancel', scope });
   const replyId = requested.state.running;
   if (!replyId) return { cancelled: false, replyId: null, state: requested.state, position: requested.position };
-  const local = running.get(replyId);
+  const local = ports.replies.get(replyId);
   if (local) {
     local.controller.abort(new Error('cancelled'));
     return { cancelled: true, replyId, ...(await local.done) };

@@ -83,18 +83,49 @@ interface StateCache {
   settled: Map<string, Cached>;
 }
 
+interface StoreRuntime {
+  /**
+   * Folded states by decider and stream, so a command reads only the events appended since the last
+   * one instead of the whole stream. Sound because evolve is pure and never mutates its input; a
+   * stale entry only means more events to read (other processes' appends are read as usual).
+   * Bounded by count (a run's state holds its bounded outputs): 10,000 live and 500 settled states
+   * per decider and event store.
+   */
+  caches: WeakMap<object, StateCache>;
+  /** Attempts of a command without a client precondition (COMMAND_MAX_ATTEMPTS). */
+  maxAttempts: number;
+}
+
 /**
- * Folded states by decider and stream, so a command reads only the events appended since the last
- * one instead of the whole stream. Sound because evolve is pure and never mutates its input; a
- * stale entry only means more events to read (other processes' appends are read as usual).
- * Bounded by count (a run's state holds its bounded outputs): 10,000 live and 500 settled states
- * per decider and process.
+ * Attempts of a command without a client precondition, unless configured. With one writer per
+ * stream in this process (stream-writers.ts), a conflict means a writer in another process
+ * appended first: that writer made progress, so waiting a little and deciding again converges; the
+ * attempts only bound a pathological storm across many processes.
  */
-const stateCaches = new WeakMap<EventStore, WeakMap<object, StateCache>>();
+export const DEFAULT_COMMAND_MAX_ATTEMPTS = 25;
+
+/**
+ * The handler's state (the folded-state caches and COMMAND_MAX_ATTEMPTS) of each event store. Held
+ * by the store instance, not by the module: the container builds one store per service, so two
+ * services in one process (tests) or a service rebuilt in place share nothing, while every handler
+ * of a service (they all take the store) shares its cache without a parameter more. A cache only
+ * describes the streams of the store it is keyed by, and is checked against it at every read.
+ */
+const runtimes = new WeakMap<EventStore, StoreRuntime>();
+
+function runtimeOf(store: EventStore): StoreRuntime {
+  let runtime = runtimes.get(store);
+  if (!runtime) runtimes.set(store, (runtime = { caches: new WeakMap(), maxAttempts: DEFAULT_COMMAND_MAX_ATTEMPTS }));
+  return runtime;
+}
+
+/** COMMAND_MAX_ATTEMPTS of the commands handled on `store`, set by the composition root. */
+export function configureCommands(store: EventStore, options: { maxAttempts: number }): void {
+  runtimeOf(store).maxAttempts = options.maxAttempts;
+}
 
 function cacheFor(store: EventStore, decider: object): StateCache {
-  let byDecider = stateCaches.get(store);
-  if (!byDecider) stateCaches.set(store, (byDecider = new WeakMap()));
+  const byDecider = runtimeOf(store).caches;
   let cache = byDecider.get(decider);
   if (!cache) byDecider.set(decider, (cache = { live: new Map(), settled: new Map() }));
   return cache;
@@ -165,19 +196,6 @@ export function handleCommands<C, S, E extends DomainEvent>(store: EventStore, o
   return oneWriterPerStream(store, options.streamId, () => decideAndAppend(store, options));
 }
 
-/**
- * Attempts of a command without a client precondition. With one writer per stream in this process
- * (stream-writers.ts), a conflict means a writer in another process appended first: that writer
- * made progress, so waiting a little and deciding again converges; the attempts only bound a
- * pathological storm across many processes.
- */
-let defaultMaxAttempts = 25;
-
-/** COMMAND_MAX_ATTEMPTS, set once by the composition root (the same in every service of a process). */
-export function setCommandMaxAttempts(attempts: number): void {
-  defaultMaxAttempts = attempts;
-}
-
 /** The longest pause between two attempts, in ms: jittered, doubling from 1 ms. */
 const MAX_BACKOFF_MS = 50;
 
@@ -186,7 +204,7 @@ const pause = (attempt: number) => new Promise((resolve) => setTimeout(resolve, 
 async function decideAndAppend<C, S, E extends DomainEvent>(store: EventStore, options: HandleManyOptions<C, S, E>): Promise<HandleResult<S, E>> {
   const { streamId } = options;
   const decider = options.decider as unknown as Decider<C, S, E>;
-  const maxAttempts = options.expectedRevision === undefined ? (options.maxAttempts ?? defaultMaxAttempts) : 1;
+  const maxAttempts = options.expectedRevision === undefined ? (options.maxAttempts ?? runtimeOf(store).maxAttempts) : 1;
   let useCache = options.fromCache === true;
   for (let attempt = 1; ; attempt++) {
     const cached = useCache ? cachedState<S>(store, streamId, decider) : undefined;

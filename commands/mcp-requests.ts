@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { MCP_OUTCOMES, mcpEventSchemas, mcpServerStreamId, type McpEvent, type McpEventType } from '../domain/mcp/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
+import { sleep } from '../lib/sleep.js';
 import type { EventStore } from '../ports/event-store.js';
 import { metadataOf, type CommandContext } from './handle.js';
 
@@ -62,16 +63,4 @@ export async function waitForMcpOutcome(
     delay = Math.min(delay * 2, MAX_POLL_MS);
   }
   return null;
-}
-
-function sleep(ms: number, signal?: AbortSignal) {
-  return new Promise<void>((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }

@@ -1,6 +1,7 @@
 import { operationDecider, projectionStreamId, type OperationEvent } from '../domain/operations/index.js';
 import { DomainError } from '../domain/shared/decider.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
+import { sleep } from '../lib/sleep.js';
 import type { EventStore } from '../ports/event-store.js';
 import type { ProjectionRebuilder } from '../ports/projections.js';
 import { handleAtContextTime, handleCommand, type CommandContext } from './handle.js';
@@ -63,7 +64,7 @@ async function waitForOutcome(store: EventStore, name: string, requestId: string
     const events = (await store.readStream(projectionStreamId(name), { fromRevision: fromRevision + 1 })) as Array<RecordedEvent & OperationEvent>;
     const outcome = events.find((e) => e.type !== 'ProjectionRebuildRequested' && e.data.requestId === requestId);
     if (outcome && outcome.type !== 'ProjectionRebuildRequested') return outcome;
-    await new Promise((r) => setTimeout(r, 25));
+    await sleep(25);
   }
   return null;
 }

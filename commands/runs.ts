@@ -1,6 +1,7 @@
 import { flowDecider, flowNotFound, flowStreamId, isVisibleTo, nodeNotFound, type FlowScope, type FlowState } from '../domain/flows/index.js';
 import { isFinished, runDecider, runStreamId, type OverrideConfig, type RunCommand, type RunMode, type RunState } from '../domain/runs/index.js';
 import { DomainError } from '../domain/shared/decider.js';
+import { sleep } from '../lib/sleep.js';
 import type { EventStore } from '../ports/event-store.js';
 import type { LlmProviderId } from '../ports/llm.js';
 import type { RunExecutor, RunSettings } from '../ports/runs.js';
@@ -238,7 +239,7 @@ async function awaitEarlierRun(ports: RunStartPorts, userId: string, key: string
       const holder = await idempotencyHolder(ports.eventStore, userId, key);
       if (holder?.processId !== processId) return null;
     }
-    await new Promise((r) => setTimeout(r, pause));
+    await sleep(pause);
   }
 }
 

@@ -29,6 +29,7 @@ export function configureSnapshots(store: EventStore, options: { every: number }
 
 export const snapshotEvery = (store: EventStore): number => everyByStore.get(store) ?? DEFAULT_SNAPSHOT_EVERY;
 
+// Module scope is safe: a memo of each decider's tag, computed from the decider alone, the same for every service.
 const tags = new WeakMap<object, string | null>();
 
 /**

@@ -10,6 +10,7 @@ import type { EventStore } from '../ports/event-store.js';
  * The queue is a promise chain per stream; a stream with nothing queued holds no entry. A failed
  * command does not stop the ones queued behind it.
  */
+// Keyed by the service's event store, so two services in one process (tests) never share a queue.
 const tails = new WeakMap<EventStore, Map<string, Promise<unknown>>>();
 
 export function oneWriterPerStream<T>(store: EventStore, streamId: string, work: () => Promise<T>): Promise<T> {

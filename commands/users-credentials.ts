@@ -34,6 +34,7 @@ export async function verifyPassword(password: string, stored: string): Promise<
 }
 
 /** A hash to compare against when the account does not exist, so both paths cost the same. */
+// Module scope is safe: a hash of a random secret nobody knows, equally good for every service; no per-service data.
 let dummyHash: Promise<string> | null = null;
 export function dummyPasswordHash(): Promise<string> {
   dummyHash ??= hashPassword(randomSecret());

@@ -21,5 +21,6 @@ function workflowEnginePorts(services: Services) {
     clock: { now: () => services.now() }, newId: () => services.newId(),
     mcp: { eventStore, config, mcp, now: () => services.now() },
     timers: services.workflowTimers,
+    localWorkerId: services.runs.localWorkerId,
   };
 }

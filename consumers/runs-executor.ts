@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
+import { sleep } from '../lib/sleep.js';
 import { executeFlowCommand } from '../commands/flows.js';
 import type { CommandContext } from '../commands/handle.js';
 import { recordLlmSpend } from '../commands/orgs-budget.js';
@@ -52,36 +52,44 @@ export interface RunEnginePorts extends NodeKindPorts {
   settings: RunSettings;
   /** Node timings by kind (GET /metrics/performance); absent: not recorded. */
   metrics?: Metrics;
+  /** The runs this service executes (the container makes one per service). */
+  executions: RunExecutions;
 }
 
-/** This process's worker identity: a restarted process is a different worker (crash resume). */
-export const LOCAL_WORKER_ID = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+/** One AbortController per run this service executes, so a stop reaches in-flight provider calls. */
+export class RunExecutions {
+  private readonly running = new Map<string, AbortController>();
 
-/** One AbortController per run this process executes, so a stop reaches in-flight provider calls. */
-const running = new Map<string, AbortController>();
+  isExecuting(processId: string): boolean {
+    return this.running.has(processId);
+  }
 
-export const isExecutingHere = (processId: string) => running.has(processId);
-export function abortRun(processId: string, reason = 'stop requested') {
-  running.get(processId)?.abort(new Error(reason));
+  /** The controller of a run this service starts executing; null when it executes it already. */
+  start(processId: string): AbortController | null {
+    if (this.running.has(processId)) return null;
+    const controller = new AbortController();
+    this.running.set(processId, controller);
+    return controller;
+  }
+
+  end(processId: string): void {
+    this.running.delete(processId);
+  }
+
+  abort(processId: string, reason = 'stop requested'): void {
+    this.running.get(processId)?.abort(new Error(reason));
+  }
 }
 
 /** Between steps the loop re-reads the run at least this often, so a stop or a timeout recorded elsewhere is seen. */
 const POLL_MS = 250;
 
 /** The kinds' `sleep`: rejects with ABORTED (`stopped` says why) when the signal aborts. */
-export const abortableSleep = (stopped: string) => (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    if (signal.aborted) return reject(new RunInputError('ABORTED', stopped));
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new RunInputError('ABORTED', stopped));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
+export const abortableSleep =
+  (stopped: string) =>
+  async (ms: number, signal: AbortSignal): Promise<void> => {
+    if (!(await sleep(ms, signal))) throw new RunInputError('ABORTED', stopped);
+  };
 
 const RUN_STOPPED = 'the run was stopped';
 const sleepUnlessStopped = abortableSleep(RUN_STOPPED);
@@ -164,21 +172,25 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 type NodeEnd = WithoutAt<Extract<RunCommand, { type: 'CompleteNode' | 'FailNode' }>>;
 type WithoutAt<C> = C extends unknown ? Omit<C, 'at'> : never;
 
-/** The run executor port's adapter; `ports` is read on first use (the container builds it after this). */
-export function createRunExecutor(ports: () => RunEnginePorts): RunExecutor {
+/**
+ * The run executor port's adapter for the service whose worker id is `localWorkerId`; `ports` is
+ * read on use (the container builds it after this), its `executions` are the runs this adapter
+ * aborts and reports.
+ */
+export function createRunExecutor(ports: () => RunEnginePorts, localWorkerId: string): RunExecutor {
   return {
-    localWorkerId: LOCAL_WORKER_ID,
+    localWorkerId,
     execute: (processId, workerId) => executeRun(ports(), processId, workerId),
-    abort: abortRun,
-    isExecuting: isExecutingHere,
+    abort: (processId, reason) => ports().executions.abort(processId, reason),
+    isExecuting: (processId) => ports().executions.isExecuting(processId),
   };
 }
 
 export async function executeRun(ports: RunEnginePorts, processId: string, workerId: string): Promise<RunState> {
-  const { eventStore, clock, logger, settings } = ports;
-  if (running.has(processId)) return loadRun(eventStore, processId);
-  const controller = new AbortController();
-  running.set(processId, controller);
+  const { eventStore, clock, logger, settings, executions } = ports;
+  const started = executions.start(processId);
+  if (!started) return loadRun(eventStore, processId);
+  const controller: AbortController = started;
   const correlationId = randomUUID();
   // A run this process just requested and claimed (a sync run) is in the handler's cache as it stands.
   let run = cachedRun(eventStore, processId) ?? (await loadRun(eventStore, processId));
@@ -338,7 +350,7 @@ export async function executeRun(ports: RunEnginePorts, processId: string, worke
       // Already finished, or the store is gone; a resume will look at it again.
     }
   } finally {
-    running.delete(processId);
+    executions.end(processId);
   }
   // The run as this loop left it (its own last append), unless the stream was not read for a while.
   return (performance.now() - readAt < POLL_MS && cachedRun(eventStore, processId)) || loadRun(eventStore, processId);

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { handleCommand, loadState, type CommandContext } from '../commands/handle.js';
 import { executeRunCommand, loadRun } from '../commands/runs.js';
 import { executeWorkerCommand } from '../commands/workers.js';
-import { runDecider, runStreamId, type RunState } from '../domain/runs/index.js';
+import { RUN_FINISHING_EVENTS, runDecider, runStreamId, type RunState } from '../domain/runs/index.js';
 import { DomainError } from '../domain/shared/decider.js';
 import { heartbeatStreamId, isRunAbandoned, isWorkerDead, processOfWorkerId, workerDecider, workerStreamId, type WorkerPresence } from '../domain/workers/index.js';
 import type { Clock } from '../ports/clock.js';
@@ -35,8 +35,6 @@ export interface RunRecoveryPorts {
 
 /** Runs looked at per scan from the read model; the rest wait for the next scan. */
 const SCAN_LIMIT = 100;
-/** Events after which a run is no longer held by a worker. */
-const FINISHING_EVENTS = new Set(['RunCompleted', 'RunFailed', 'RunStopped', 'RunTimedOut']);
 
 export interface RunRecovery {
   readonly workerId: string;
@@ -67,7 +65,7 @@ export async function startRunRecovery(ports: RunRecoveryPorts, workerName: stri
       for await (const e of follow) {
         const processId = e.streamId.slice('run-'.length);
         if (e.type === 'RunStarted' || e.type === 'RunResumed') claimed.set(processId, { workerId: (e.data as { workerId: string }).workerId, at: e.metadata.occurredAt });
-        else if (FINISHING_EVENTS.has(e.type)) claimed.delete(processId);
+        else if (RUN_FINISHING_EVENTS.has(e.type)) claimed.delete(processId); // no worker holds a finished run
       }
     } catch (err) {
       log.error({ err: (err as Error).message }, 'following claimed runs in the log stopped; recovery relies on the read model alone');

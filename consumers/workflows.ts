@@ -8,12 +8,14 @@ import type { RecordedEvent } from '../domain/shared/events.js';
 import { isWorkflowKind, type WorkflowState } from '../domain/workflows/index.js';
 import type { Consumer } from '../ports/bus.js';
 import type { WorkflowTimers } from '../ports/workflows.js';
-import { abortableSleep, executeNodeKind, LOCAL_WORKER_ID, nodeDeadline, nodeErrorOf, type RunEnginePorts } from './runs-executor.js';
+import { abortableSleep, executeNodeKind, nodeDeadline, nodeErrorOf, type RunEnginePorts } from './runs-executor.js';
 import { nodeKindsFor } from './runs-kinds/index.js';
 import { llmCapabilityFor } from './runs-llm.js';
 
-export interface WorkflowWorkerPorts extends RunEnginePorts {
+export interface WorkflowWorkerPorts extends Omit<RunEnginePorts, 'executions'> {
   timers: WorkflowTimers;
+  /** This service's worker id (the run executor's, its presence id): the workflow worker's id ends with it. */
+  localWorkerId: string;
 }
 
 /**
@@ -25,17 +27,44 @@ export interface WorkflowWorkerPorts extends RunEnginePorts {
  * abort in-flight calls of that workflow the way a run stop does: one AbortController per workflow,
  * aborted by the event. TimerScheduled is handed to the timers (held if due soon).
  */
-const inFlight = new Map<string, { controller: AbortController; nodes: Set<string> }>();
 
-export const isDrivingWorkflow = (workflowId: string) => inFlight.has(workflowId);
-export function abortWorkflowNodes(workflowId: string, reason: string) {
-  inFlight.get(workflowId)?.controller.abort(new Error(reason));
+/** The workflows whose nodes a worker is executing, each with the controller its end aborts: one per workflow worker. */
+export class WorkflowsInFlight {
+  private readonly slots = new Map<string, { controller: AbortController; nodes: Set<string> }>();
+
+  isDriving(workflowId: string): boolean {
+    return this.slots.has(workflowId);
+  }
+
+  abort(workflowId: string, reason: string): void {
+    this.slots.get(workflowId)?.controller.abort(new Error(reason));
+  }
+
+  /** The workflow's slot: its controller and the nodes executing (created on the first node). */
+  slot(workflowId: string) {
+    let slot = this.slots.get(workflowId);
+    if (!slot) this.slots.set(workflowId, (slot = { controller: new AbortController(), nodes: new Set() }));
+    return slot;
+  }
+
+  /** The nodes executing of the workflow (none: an empty set). */
+  nodes(workflowId: string): ReadonlySet<string> {
+    return this.slots.get(workflowId)?.nodes ?? new Set();
+  }
+
+  /** A node ended: the slot goes with its last node. */
+  nodeEnded(workflowId: string, slot: { nodes: Set<string> }, nodeId: string): void {
+    slot.nodes.delete(nodeId);
+    if (slot.nodes.size === 0 && this.slots.get(workflowId) === slot) this.slots.delete(workflowId);
+  }
 }
 
 const ENDING = new Set(['WorkflowCanceled', 'WorkflowTerminated', 'WorkflowTimedOut', 'WorkflowFailed', 'WorkflowContinuedAsNew', 'WorkflowCancelRequested']);
 
 export function workflowWorker(ports: WorkflowWorkerPorts, workerName: string): Consumer {
-  const workerId = `${workerName}@${LOCAL_WORKER_ID}`;
+  const workerId = `${workerName}@${ports.localWorkerId}`;
+  // This consumer's own: only the events it is delivered abort the nodes it started.
+  const inFlight = new WorkflowsInFlight();
   ports.timers.startWorker();
   return {
     name: 'workflow-worker',
@@ -46,8 +75,8 @@ export function workflowWorker(ports: WorkflowWorkerPorts, workerName: string): 
         const d = event.data as { timerId: string; fireAt: string };
         ports.timers.schedule(workflowId, d.timerId, d.fireAt);
       }
-      if (ENDING.has(event.type)) abortWorkflowNodes(workflowId, event.type === 'WorkflowCancelRequested' ? 'the workflow is being canceled' : `the workflow ended (${event.type})`);
-      await drive(ports, workflowId, workerId, event);
+      if (ENDING.has(event.type)) inFlight.abort(workflowId, event.type === 'WorkflowCancelRequested' ? 'the workflow is being canceled' : `the workflow ended (${event.type})`);
+      await drive(ports, inFlight, workflowId, workerId, event);
     },
   };
 }
@@ -57,16 +86,16 @@ function contextOf(ports: WorkflowWorkerPorts, s: WorkflowState, correlationId: 
 }
 
 /** Starts the regular nodes that are ready now; each runs in the background. */
-export async function drive(ports: WorkflowWorkerPorts, workflowId: string, workerId: string, cause?: RecordedEvent) {
+export async function drive(ports: WorkflowWorkerPorts, inFlight: WorkflowsInFlight, workflowId: string, workerId: string, cause?: RecordedEvent) {
   const { state } = await loadWorkflow(ports.eventStore, workflowId);
   if (!state.exists || state.status !== 'RUNNING' || state.cancelRequested) return;
   const ready = nextSteps(state.exec.definition, state.exec).ready.filter((id) => !isWorkflowKind(typeof graphIndex(state.exec.definition).byId.get(id)?.data.nodeType === 'string' ? (graphIndex(state.exec.definition).byId.get(id)!.data.nodeType as string) : null));
   if (ready.length === 0) return;
-  let slot = inFlight.get(workflowId);
   const correlationId = cause?.metadata.correlationId ?? randomUUID();
   for (const nodeId of ready) {
-    if (slot?.nodes.has(nodeId)) continue;
-    if ((slot?.nodes.size ?? 0) >= ports.settings.RUN_CONCURRENCY) break;
+    const executing = inFlight.nodes(workflowId);
+    if (executing.has(nodeId)) continue;
+    if (executing.size >= ports.settings.RUN_CONCURRENCY) break;
     let started;
     try {
       started = await executeWorkflowCommand(ports.eventStore, contextOf(ports, state, correlationId, cause?.id ?? null), workflowId, { type: 'StartNode', nodeId, workerId });
@@ -74,15 +103,11 @@ export async function drive(ports: WorkflowWorkerPorts, workflowId: string, work
       if (err instanceof DomainError) continue; // another worker started it, or the workflow moved on
       throw err;
     }
-    if (!slot) inFlight.set(workflowId, (slot = { controller: new AbortController(), nodes: new Set() }));
-    const current = slot;
-    current.nodes.add(nodeId);
-    void runNode(ports, started.state, nodeId, current.controller.signal, correlationId)
+    const slot = inFlight.slot(workflowId);
+    slot.nodes.add(nodeId);
+    void runNode(ports, started.state, nodeId, slot.controller.signal, correlationId)
       .catch((err) => ports.logger.error({ workflowId, nodeId, err: (err as Error).message }, 'workflow node failed to record'))
-      .finally(() => {
-        current.nodes.delete(nodeId);
-        if (current.nodes.size === 0 && inFlight.get(workflowId) === current) inFlight.delete(workflowId);
-      });
+      .finally(() => inFlight.nodeEnded(workflowId, slot, nodeId));
   }
 }
 

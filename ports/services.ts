@@ -1,4 +1,5 @@
 import type { Config, Role } from '../infra/config/index.js';
+import type { ConversationState } from '../domain/assistant/index.js';
 import type { Bus } from './bus.js';
 import type { EventStore } from './event-store.js';
 import type { Logger } from './logger.js';
@@ -30,6 +31,7 @@ import type { Tokenizer } from './tokenizer.js';
 import type { SkillsReadModel } from './skills.js';
 import type { AssistantReads } from './assistant.js';
 import type { AppDelivery } from './app-delivery.js';
+import type { LocalWork } from './local-work.js';
 
 /** What the composition root hands to routes and consumers. */
 export interface Services {
@@ -97,6 +99,10 @@ export interface Services {
   skills: SkillsReadModel;
   /** What the assistant's tools read (flows, runs) in the user's scope. */
   assistantReads: AssistantReads;
+  /** Agent turns running in this service, by message id: what a cancel or a session's delete that lands here aborts at once. */
+  agentTurns: LocalWork<unknown>;
+  /** Assistant replies generating in this service, by reply id, each ending with the conversation as recorded (a cancel that lands here aborts it). */
+  assistantReplies: LocalWork<{ state: ConversationState; position: number | null }>;
   now(): Date;
   newId(): string;
 }

@@ -1,7 +1,7 @@
 import type { CliTokenEvent, CliTokenSource, DeviceAuthorizationEvent, DeviceAuthorizationStatus } from '../domain/cli/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { Doc, ReadStore } from '../ports/read-store.js';
-import { CREDENTIAL_COLLECTIONS, insertIfAbsent, type SecretCredentialView } from './users-auth.js';
+import { CREDENTIAL_COLLECTIONS, insertCredential, insertIfAbsent, revokeCredential, type SecretCredentialView } from './users-auth.js';
 import { type Projector, ownedCollections } from './projector.js';
 
 /** `cli_tokens`: the shape the authenticator reads for `fcli_` bearer tokens, plus what a person wants to see. */
@@ -40,26 +40,21 @@ const cliTokensProjector: Projector = {
     switch (event.type) {
       case 'CliTokenCreated': {
         const d = event.data;
-        const doc: CliTokenView = {
+        await insertCredential(tokens, {
           _id: d.tokenId,
           userId: d.userId,
           secretHash: d.secretHash,
-          revokedAt: null,
           expiresAt: d.expiresAt,
           name: d.name,
           source: d.source,
           deviceId: d.deviceId,
           createdAt: d.createdAt,
           version: recorded.revision,
-        };
-        await insertIfAbsent(tokens, doc);
+        });
         return;
       }
       case 'CliTokenRevoked':
-        await tokens.updateOne(
-          { _id: event.data.tokenId, version: { $lt: recorded.revision } },
-          { $set: { revokedAt: event.data.revokedAt, version: recorded.revision } },
-        );
+        await revokeCredential(tokens, event.data.tokenId, event.data.revokedAt, recorded.revision);
         return;
     }
   },

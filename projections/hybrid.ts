@@ -1,4 +1,6 @@
 import type { FlowScope } from '../domain/flows/index.js';
+import { ACTIVE_STATUSES } from '../domain/runs/state.js';
+import { OPEN_STATUSES } from '../domain/workflows/state.js';
 import type { Doc, Filter, ReadStore } from '../ports/read-store.js';
 import { tenantFilter } from './system.js';
 
@@ -35,7 +37,7 @@ interface Shape {
   open: string[];
 }
 
-const RUNS: Shape = { collection: 'processes', startedAt: 'startedAt', endedAt: 'finishedAt', completed: ['completed'], failed: ['failed', 'timed_out'], canceled: ['stopped'], open: ['queued', 'running'] };
+const RUNS: Shape = { collection: 'processes', startedAt: 'startedAt', endedAt: 'finishedAt', completed: ['completed'], failed: ['failed', 'timed_out'], canceled: ['stopped'], open: [...ACTIVE_STATUSES] };
 const WORKFLOWS: Shape = {
   collection: 'workflows',
   startedAt: 'startedAt',
@@ -43,7 +45,7 @@ const WORKFLOWS: Shape = {
   completed: ['COMPLETED'],
   failed: ['FAILED', 'TIMED_OUT'],
   canceled: ['CANCELED', 'TERMINATED'],
-  open: ['CREATED', 'RUNNING', 'PAUSED'],
+  open: [...OPEN_STATUSES],
 };
 
 /** Nearest-rank percentile of sorted values. */

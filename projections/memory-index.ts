@@ -57,6 +57,7 @@ interface Cache {
   loading: Map<string, Promise<TenantIndex>>;
 }
 
+// Keyed by the service's read store: services in one process (tests) share no index.
 const caches = new WeakMap<ReadStore, Cache>();
 
 function cacheOf(store: ReadStore): Cache {

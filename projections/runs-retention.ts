@@ -1,3 +1,4 @@
+import { RUN_FINISHING_EVENTS } from '../domain/runs/events.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { Doc, ReadStore, WriteOp } from '../ports/read-store.js';
 import type { RunRetentionQueries } from '../ports/runs.js';
@@ -20,7 +21,6 @@ export interface RetainedRunDoc extends Doc {
 }
 
 export const RUN_RETENTION_COLLECTION = 'run_retention';
-const FINISHING = new Set(['RunCompleted', 'RunFailed', 'RunStopped', 'RunTimedOut']);
 
 /** The write one run event asks for; each is idempotent, so a batch projected twice changes nothing. */
 function writeOf(e: RecordedEvent): WriteOp<RetainedRunDoc> | null {
@@ -30,7 +30,7 @@ function writeOf(e: RecordedEvent): WriteOp<RetainedRunDoc> | null {
     // $setOnInsert: a replayed request must not make a finished run look active again.
     return { updateOne: { filter: { _id }, update: { $setOnInsert: { flowId: d.flowId, orgId: d.orgId, requestedAt: d.at, finished: false, finishedAt: null } }, upsert: true } };
   }
-  if (FINISHING.has(e.type)) return { updateOne: { filter: { _id }, update: { $set: { finished: true, finishedAt: (e.data as { at: string }).at } } } };
+  if (RUN_FINISHING_EVENTS.has(e.type)) return { updateOne: { filter: { _id }, update: { $set: { finished: true, finishedAt: (e.data as { at: string }).at } } } };
   if (e.type === 'RunHistoryPruned') return { deleteOne: { filter: { _id } } };
   return null;
 }

@@ -1,5 +1,6 @@
+import { LRUCache } from 'lru-cache';
 import type { FlowScope } from '../domain/flows/index.js';
-import { evolveRun, initialRunState, type RunEvent, type RunState } from '../domain/runs/index.js';
+import { ACTIVE_STATUSES, evolveRun, initialRunState, type RunEvent, type RunState } from '../domain/runs/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import { DuplicateKeyError, type Doc, type ReadStore, type WriteOp } from '../ports/read-store.js';
 import type { RunRecoveryQueries } from '../ports/runs.js';
@@ -34,7 +35,6 @@ export interface ProcessDoc extends Doc {
 }
 
 const COLLECTION = 'processes';
-const ACTIVE = ['queued', 'running'];
 
 function docOf(processId: string, s: RunState): ProcessDoc {
   return {
@@ -63,20 +63,15 @@ function docOf(processId: string, s: RunState): ProcessDoc {
  * parsing the document. Only a base while the stored version is still the one written: writes
  * from it are guarded by exactly that version, and a write that matches nothing drops the cache
  * and the batch is projected again from what is stored. Per read store (tests run several).
+ * Reads `peek`: only a write makes a run the most recent, so the run written longest ago goes first.
  */
 const CACHE_MAX = 2_048;
-const folded = new WeakMap<ReadStore, Map<string, RunState>>();
+const folded = new WeakMap<ReadStore, LRUCache<string, RunState>>();
 
-function cacheOf(store: ReadStore): Map<string, RunState> {
+function cacheOf(store: ReadStore): LRUCache<string, RunState> {
   let cache = folded.get(store);
-  if (!cache) folded.set(store, (cache = new Map()));
+  if (!cache) folded.set(store, (cache = new LRUCache({ max: CACHE_MAX })));
   return cache;
-}
-
-function remember(cache: Map<string, RunState>, processId: string, state: RunState): void {
-  cache.delete(processId); // re-inserted last: the Map's order is the eviction order
-  cache.set(processId, state);
-  if (cache.size > CACHE_MAX) cache.delete(cache.keys().next().value!);
 }
 
 const fold = (state: RunState, events: RecordedEvent[]) =>
@@ -105,7 +100,7 @@ async function writeBatch(store: ReadStore, runs: Map<string, RecordedEvent[]>, 
   const bases = new Map<string, RunState>();
   const unknown: string[] = [];
   for (const [id, events] of runs) {
-    const cached = useCache ? cache.get(id) : undefined;
+    const cached = useCache ? cache.peek(id) : undefined;
     if (cached && cached.version < events[0].revision) bases.set(id, cached);
     // A batch holding a run's first event folds it from the start: nothing stored can be a base, so
     // it is not read (the guarded upsert below settles a replay). Reading new runs made every
@@ -122,7 +117,7 @@ async function writeBatch(store: ReadStore, runs: Map<string, RecordedEvent[]>, 
     const base = bases.get(id);
     const doc = base ? undefined : stored.get(id);
     if (base || doc) {
-      const from = base ?? (cache.get(id)?.version === doc!.version ? cache.get(id)! : (JSON.parse(doc!.state) as RunState));
+      const from = base ?? (cache.peek(id)?.version === doc!.version ? cache.peek(id)! : (JSON.parse(doc!.state) as RunState));
       const fresh = events.filter((e) => e.revision > from.version);
       if (!fresh.length) continue; // replayed: already projected
       const after = fold(from, fresh);
@@ -141,7 +136,7 @@ async function writeBatch(store: ReadStore, runs: Map<string, RecordedEvent[]>, 
     for (const id of runs.keys()) cache.delete(id);
     return 'stale';
   }
-  for (const [id, state] of written) remember(cache, id, state);
+  for (const [id, state] of written) cache.set(id, state);
   return 'ok';
 }
 
@@ -261,13 +256,13 @@ export function latestFlowProcess(store: ReadStore, flowId: string) {
 }
 
 export function activeFlowProcesses(store: ReadStore, flowId: string) {
-  return store.collection<ProcessDoc>(COLLECTION).find({ flowId, status: { $in: ACTIVE } });
+  return store.collection<ProcessDoc>(COLLECTION).find({ flowId, status: { $in: [...ACTIVE_STATUSES] } });
 }
 
 /** Queued and running runs of the scope: the user's personal ones, or every one of the organization's workspace. */
 export function listRunningProcesses(store: ReadStore, scope: FlowScope, options: { limit: number; cursor?: string | null }) {
   const tenant = scope.orgId === null ? { orgId: null, workspaceId: scope.workspaceId, ownerId: scope.userId } : { orgId: scope.orgId, workspaceId: scope.workspaceId };
-  return store.collection<ProcessDoc>(COLLECTION).page({ ...tenant, status: { $in: ACTIVE } }, { sort: { requestedAt: -1 }, limit: options.limit, cursor: options.cursor ?? null });
+  return store.collection<ProcessDoc>(COLLECTION).page({ ...tenant, status: { $in: [...ACTIVE_STATUSES] } }, { sort: { requestedAt: -1 }, limit: options.limit, cursor: options.cursor ?? null });
 }
 
 /** Crash recovery's and the deadline sweep's read side (port: ports/runs.ts): candidates oldest first, and worker presence. */

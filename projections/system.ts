@@ -2,6 +2,7 @@ import type { FlowScope } from '../domain/flows/index.js';
 import { RUN_STATUSES } from '../domain/runs/state.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import { isWorkerDead, processOfWorkerId } from '../domain/workers/liveness.js';
+import { WORKFLOW_CLOSING_EVENTS } from '../domain/workflows/events.js';
 import { waitingOn, type WorkflowState } from '../domain/workflows/state.js';
 import type { Doc, Filter, ReadStore } from '../ports/read-store.js';
 import { type Projector, ownedCollections } from './projector.js';
@@ -249,9 +250,6 @@ export interface TimerDoc extends Doc {
   canceledAt: string | null;
 }
 
-/** Events that close a workflow: its pending timers are canceled with it (the workflow decider does the same). */
-const CLOSING = new Set(['WorkflowCompleted', 'WorkflowFailed', 'WorkflowCanceled', 'WorkflowTerminated', 'WorkflowTimedOut', 'WorkflowContinuedAsNew']);
-
 /** One document per workflow timer; every write sets absolute values, so a redelivered event changes nothing. */
 export const systemTimersProjector: Projector = {
   name: 'system_timers',
@@ -275,7 +273,8 @@ export const systemTimersProjector: Projector = {
         await timers.updateOne({ _id: data.timerId!, status: 'pending' }, { $set: { status: 'canceled', canceledAt: data.at! } });
         return;
       default:
-        if (CLOSING.has(recorded.type)) await timers.updateMany({ workflowId, status: 'pending' }, { $set: { status: 'canceled', canceledAt: data.at ?? recorded.metadata.occurredAt } });
+        // A closing event cancels the workflow's pending timers with it (the workflow decider does the same).
+        if (WORKFLOW_CLOSING_EVENTS.has(recorded.type)) await timers.updateMany({ workflowId, status: 'pending' }, { $set: { status: 'canceled', canceledAt: data.at ?? recorded.metadata.occurredAt } });
     }
   },
 };

@@ -43,3 +43,21 @@ export async function insertIfAbsent<T extends Doc>(collection: DocumentCollecti
     throw err;
   }
 }
+
+/**
+ * The creation of a secret credential (an API key of projections/users.ts, a CLI token of
+ * projections/cli.ts): its document, not revoked, inserted unless a redelivery finds it there.
+ */
+export function insertCredential<T extends SecretCredentialView>(collection: DocumentCollection<T>, doc: Omit<T, 'revokedAt'>): Promise<void> {
+  return insertIfAbsent(collection, { ...doc, revokedAt: null } as T);
+}
+
+/**
+ * The revocation of a secret credential. Without `revision` the value is absolute (applying it twice
+ * is the same as once); a collection whose documents carry the stream revision (`version`) passes
+ * it, and the revocation is then applied only over an older one.
+ */
+export async function revokeCredential(collection: DocumentCollection<SecretCredentialView>, id: string, revokedAt: string, revision?: number): Promise<void> {
+  if (revision === undefined) await collection.updateOne({ _id: id }, { $set: { revokedAt } });
+  else await collection.updateOne({ _id: id, version: { $lt: revision } }, { $set: { revokedAt, version: revision } });
+}

@@ -2,7 +2,7 @@ import type { OrgEvent } from '../domain/orgs/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { UserEvent } from '../domain/users/index.js';
 import type { ReadStore } from '../ports/read-store.js';
-import { CREDENTIAL_COLLECTIONS, insertIfAbsent, type ApiKeyAuthView, type UserAuthView } from './users-auth.js';
+import { CREDENTIAL_COLLECTIONS, insertCredential, insertIfAbsent, revokeCredential, type ApiKeyAuthView, type UserAuthView } from './users-auth.js';
 import type { Projector } from './projector.js';
 import { userLlmCredentialsProjector } from './users-llm-credentials.js';
 
@@ -130,24 +130,22 @@ async function projectApiKey(recorded: RecordedEvent, store: ReadStore): Promise
   switch (event.type) {
     case 'ApiKeyCreated': {
       const d = event.data;
-      const doc: ApiKeyView = {
+      await insertCredential(keys, {
         _id: d.keyId,
         userId: userIdOf(recorded),
         secretHash: d.secretHash,
-        revokedAt: null,
         expiresAt: d.expiresAt,
         scopes: d.scopes,
         name: d.name,
         createdAt: d.createdAt,
         prefix: d.prefix,
         lastFour: d.lastFour,
-      };
-      await insertIfAbsent(keys, doc);
+      });
       return;
     }
     case 'ApiKeyRevoked':
-      // Absolute value: applying it twice is the same as once.
-      await keys.updateOne({ _id: event.data.keyId }, { $set: { revokedAt: event.data.revokedAt } });
+      // api_keys documents carry no revision: the revocation is absolute.
+      await revokeCredential(keys, event.data.keyId, event.data.revokedAt);
       return;
     default:
       return;

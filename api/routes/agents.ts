@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { agentScopeOf, createAgent, createAgentSession, deleteAgent, updateAgent, visibleAgent } from '../../commands/agents.js';
-import { messageAtRevision, sessionEventsAfter, type TurnSseEvent } from '../../commands/agents-events.js';
-import { cancelAgentMessage, deleteAgentSession, readAgentSession, sendAgentMessage, type AgentTurnPorts } from '../../commands/agents-messages.js';
+import { messageAtRevision, sessionEventsAfter, turnSseEvents, type TurnSseEvent } from './agents-stream.js';
+import { cancelAgentMessage, deleteAgentSession, readAgentSession, sendAgentMessage, type AgentTurnPorts, type TurnEvent } from '../../commands/agents-messages.js';
 import {
   agentLimitsSchema, agentSessionStreamId, agentStreamId, messageNotFound, type AgentDefinition, type AgentMessageState, type AgentSessionState,
 } from '../../domain/agents/index.js';
@@ -109,6 +109,8 @@ export function agentTurnPorts(services: Services): AgentTurnPorts {
     settings: config,
     singleProcess: !config.KAFKA_BROKERS && !config.MONGODB_URL,
     skills: services.skills,
+    runnerId: services.runs.localWorkerId,
+    turns: services.agentTurns,
     tools: {
       eventStore: services.eventStore,
       mcp: { eventStore: services.eventStore, config, mcp: services.mcp, now: services.now },
@@ -126,14 +128,17 @@ const scopeOf = (input: AnyInput) => agentScopeOf(input.principal!);
 
 // ---- streaming ----
 
-/** Writes turn events in order; closes after message.completed. */
-function sseSink(sse: SseWriter) {
+/** Writes a turn's session events as its SSE events, in order; closes after message.completed. */
+function sseSink(sse: SseWriter, sessionId: string) {
   let chain: Promise<void> = Promise.resolve();
-  return (e: TurnSseEvent) => {
+  const send = (e: TurnSseEvent) => {
     chain = chain.then(async () => {
       await sse.send(e);
       if (e.event === 'message.completed') sse.close();
     });
+  };
+  return (e: TurnEvent) => {
+    for (const out of turnSseEvents(e, e.revision, sessionId)) send(out);
   };
 }
 
@@ -351,7 +356,7 @@ export const agentRoutes = [
       }
       const sse = openSse(koa, { pingMs: services.config.AGENTS_SSE_PING_SECONDS * 1000, headers: { 'X-Message-Id': turn.messageId }, now: services.now });
       // A client that leaves stops listening; the turn goes on (cancel it explicitly) and stays in the log.
-      const stop = turn.listen(sseSink(sse));
+      const stop = turn.listen(sseSink(sse, params.sessionId));
       sse.signal.addEventListener('abort', stop, { once: true });
       return sseReply();
     },

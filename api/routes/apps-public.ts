@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Koa from 'koa';
+import { LRUCache } from 'lru-cache';
 import { deployedSite, liveDeploymentOf, siteKey } from '../../commands/apps-deploy.js';
 import { checkAppInputs, previewSite, resolvePreview } from '../../commands/apps-preview.js';
 import { loadApp } from '../../commands/apps.js';
@@ -171,20 +172,21 @@ async function callFlow(services: Services, req: IncomingMessage, target: Target
  * withdraw, a revoke, in any process) moves the head and the next request reads the streams again.
  */
 class HeadMemo {
-  private readonly entries = new Map<string, { head: number; value: unknown }>();
-  constructor(private readonly max = 10_000) {}
+  /** Reads `peek`: only a computation makes a key the most recent, so the one computed longest ago goes first. */
+  private readonly entries: LRUCache<string, { head: number; value: unknown }>;
+  constructor(max = 10_000) {
+    this.entries = new LRUCache({ max });
+  }
   /** The remembered value while the head has not moved, else undefined (a remembered null stays null). */
   peek<T>(key: string, head: number): T | undefined {
-    const hit = this.entries.get(key);
+    const hit = this.entries.peek(key);
     return hit && hit.head === head ? (hit.value as T) : undefined;
   }
   async get<T>(key: string, head: number, compute: () => Promise<T>): Promise<T> {
-    const hit = this.entries.get(key);
+    const hit = this.entries.peek(key);
     if (hit && hit.head === head) return hit.value as T;
     const value = await compute();
-    this.entries.delete(key);
     this.entries.set(key, { head, value });
-    if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value!);
     return value;
   }
 }

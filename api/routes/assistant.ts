@@ -81,7 +81,7 @@ const scopeOf = (input: AnyInput): ConversationScope => ({ userId: input.princip
 function assistantPorts(services: Services): AssistantPorts {
   return {
     eventStore: services.eventStore, llm: services.llm, reads: services.assistantReads, skills: services.skills, sealer: services.sealedBox,
-    streamSignals: services.streamSignals, logger: services.logger, now: services.now, settings: services.config,
+    streamSignals: services.streamSignals, logger: services.logger, now: services.now, settings: services.config, replies: services.assistantReplies,
   };
 }
 
@@ -178,7 +178,7 @@ export const assistantRoutes = [
     params: conversationParams,
     responses: { 200: { description: 'deleted', schema: ok({ deleted: z.literal(true), id: z.string() }) }, ...errors },
     async handler(input) {
-      const written = await deleteConversation(input.services.eventStore, input.command, scopeOf(input), input.params.conversationId);
+      const written = await deleteConversation({ eventStore: input.services.eventStore, replies: input.services.assistantReplies }, input.command, scopeOf(input), input.params.conversationId);
       await input.settle(written.position, conversationStreamId(input.params.conversationId));
       return { status: 200, body: { success: true, deleted: true, id: input.params.conversationId } };
     },

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { requestDeadLetterRetry } from '../../commands/operations-dead-letters.js';
 import { deadLetterStreamId, type DeadLetterEvent } from '../../domain/operations/dead-letters.js';
 import type { RecordedEvent } from '../../domain/shared/events.js';
+import { sleep } from '../../lib/sleep.js';
 import { countDeadLetters, getDeadLetter, listDeadLetters, type DeadLetterView } from '../../projections/operations-dead-letters.js';
 import { defineRoute, type RouteInput } from '../route.js';
 import { requireOperator } from './operations.js';
@@ -102,7 +103,7 @@ async function waitForOutcome({ services }: RouteInput<unknown, unknown, unknown
     const events = (await services.eventStore.readStream(deadLetterStreamId(id), { fromRevision: fromRevision + 1 })) as Array<RecordedEvent & DeadLetterEvent>;
     const outcome = events.find((e): e is Outcome => (e.type === 'DeadLetterResolved' || e.type === 'DeadLetterRetryFailed') && e.data.requestId === requestId);
     if (outcome) return outcome;
-    await new Promise((r) => setTimeout(r, 25));
+    await sleep(25);
   }
   return null;
 }

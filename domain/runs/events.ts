@@ -73,7 +73,8 @@ export const nodeCompletedSchema = z.object({
 });
 export const nodeFailedSchema = z.object({ nodeId: id, attempt: z.number().int().min(1), error: nodeErrorSchema, executionTime: z.number().min(0), at });
 
-const FINISHED = ['completed', 'failed', 'stopped', 'timed_out'] as const;
+/** The statuses a run ends in (state.ts's isFinished; a pruned run's summary keeps one). */
+export const FINISHED_STATUSES = ['completed', 'failed', 'stopped', 'timed_out'] as const;
 const NODE_STATUSES = ['pending', 'running', 'completed', 'failed', 'skipped'] as const;
 const nullableAt = at.nullable();
 
@@ -103,7 +104,7 @@ export const runSummarySchema = z.object({
   source: z.string().min(1).max(50),
   saveToHistory: z.boolean(),
   idempotencyKey: z.string().max(MAX_SHORT_TEXT_LENGTH).nullable(),
-  status: z.enum(FINISHED),
+  status: z.enum(FINISHED_STATUSES),
   workerId: z.string().nullable(),
   resumes: z.number().int().min(0),
   stopRequested: z.object({ by: z.string().nullable(), at }).nullable(),
@@ -194,3 +195,9 @@ export type RunEvent = EventsOf<typeof runEventSchemas>;
 export type RunEventOf<K extends RunEventType> = Extract<RunEvent, { type: K }>;
 export type RunEventData<K extends RunEventType> = Data<K>;
 export const RUN_EVENT_TYPES = Object.keys(runEventSchemas) as RunEventType[];
+
+/**
+ * The events that finish a run, one per finished status: after one of them no worker holds the run
+ * and it takes no more steps. A set of plain strings, so a recorded event's type can be looked up.
+ */
+export const RUN_FINISHING_EVENTS: ReadonlySet<string> = new Set(['RunCompleted', 'RunFailed', 'RunStopped', 'RunTimedOut'] satisfies RunEventType[]);

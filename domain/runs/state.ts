@@ -1,5 +1,5 @@
 import type { RunDefinition } from './definition.js';
-import type { ConditionalResult, NodeError, NodeUsage, OverrideConfig, PruneReason, RunEvent, RunMode, UsageTotals } from './events.js';
+import { FINISHED_STATUSES, type ConditionalResult, type NodeError, type NodeUsage, type OverrideConfig, type PruneReason, type RunEvent, type RunMode, type UsageTotals } from './events.js';
 import { stateFromSummary } from './summary.js';
 
 export const RUN_STATUSES = ['queued', 'running', 'completed', 'failed', 'stopped', 'timed_out'] as const;
@@ -7,8 +7,9 @@ export type RunStatus = (typeof RUN_STATUSES)[number];
 export const NODE_RUN_STATUSES = ['pending', 'running', 'completed', 'failed', 'skipped'] as const;
 export type NodeRunStatus = (typeof NODE_RUN_STATUSES)[number];
 
-export const FINISHED_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'stopped', 'timed_out'];
-export const isFinished = (status: RunStatus) => FINISHED_STATUSES.includes(status);
+export const isFinished = (status: RunStatus) => (FINISHED_STATUSES as readonly RunStatus[]).includes(status);
+/** The statuses of a run not finished yet (queued, running), for the read models' "active" queries. */
+export const ACTIVE_STATUSES: readonly RunStatus[] = RUN_STATUSES.filter((s) => !isFinished(s));
 
 /** Which flow, at which version, and whose: what a run or a workflow is made from and scoped by. */
 export interface FlowOrigin {

@@ -87,3 +87,11 @@ export type WorkflowEvent = EventsOf<typeof workflowEventSchemas>;
 export type WorkflowEventType = keyof typeof workflowEventSchemas;
 export type WorkflowEventOf<K extends WorkflowEventType> = Extract<WorkflowEvent, { type: K }>;
 export const WORKFLOW_EVENT_TYPES = Object.keys(workflowEventSchemas) as WorkflowEventType[];
+
+/**
+ * The events that close a workflow (state.ts: each ends it in a closed status, its timers closed
+ * with it). A set of plain strings, so a recorded event's type can be looked up.
+ */
+export const WORKFLOW_CLOSING_EVENTS: ReadonlySet<string> = new Set([
+  'WorkflowCompleted', 'WorkflowFailed', 'WorkflowCanceled', 'WorkflowTerminated', 'WorkflowTimedOut', 'WorkflowContinuedAsNew',
+] satisfies WorkflowEventType[]);

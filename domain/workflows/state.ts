@@ -5,6 +5,8 @@ export const WORKFLOW_STATUSES = ['CREATED', 'RUNNING', 'PAUSED', 'COMPLETED', '
 export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
 export const CLOSED_STATUSES: readonly WorkflowStatus[] = ['COMPLETED', 'FAILED', 'CANCELED', 'TERMINATED', 'TIMED_OUT'];
 export const isClosed = (status: WorkflowStatus) => CLOSED_STATUSES.includes(status);
+/** The statuses of a workflow not closed yet (created, running, paused). */
+export const OPEN_STATUSES: readonly WorkflowStatus[] = WORKFLOW_STATUSES.filter((s) => !isClosed(s));
 
 /** The node kinds the workflow decider runs itself (no I/O): everything else runs on a worker. */
 export const WORKFLOW_NODE_KINDS = ['wait_signal', 'sleep', 'set_state'] as const;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { LRUCache } from 'lru-cache';
 import type { AppBuildInput, AppBuildResult, AppBuilder, AppDelivery, BuildProblem, BuiltFile, BuiltSite, BuiltSiteCache } from '../../ports/app-delivery.js';
 import { BUNDLE_WORKER_SOURCE } from './bundle-worker.js';
 import { appClientScript } from './client-script.js';
@@ -150,22 +151,13 @@ function runWorker(esbuildPath: string, files: { path: string; content: Buffer }
   });
 }
 
-/** Least recently used first out. */
+/** Least recently used first out (a read counts as a use). */
 export function createSiteCache(maxEntries: number): BuiltSiteCache {
-  const sites = new Map<string, BuiltSite>();
+  const sites = new LRUCache<string, BuiltSite>({ max: maxEntries });
   return {
-    get(key) {
-      const site = sites.get(key);
-      if (site) {
-        sites.delete(key);
-        sites.set(key, site);
-      }
-      return site;
-    },
+    get: (key) => sites.get(key),
     set(key, site) {
-      sites.delete(key);
       sites.set(key, site);
-      while (sites.size > maxEntries) sites.delete(sites.keys().next().value!);
     },
     delete(key) {
       sites.delete(key);

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { CredentialLookup, UserAuthView } from '../../ports/credentials.js';
 
 /** The revision of the newest event of `user-<id>`, or null when the stream is empty. */
@@ -24,24 +25,23 @@ interface Versioned {
  * memberships are not cached.
  */
 export class CachedCredentialLookup implements CredentialLookup {
-  private readonly users = new Map<string, UserAuthView & Versioned>();
+  /** Read with `peek`: the user read from the store longest ago goes first when it is full. */
+  private readonly users: LRUCache<string, UserAuthView & Versioned>;
 
   constructor(
     private readonly inner: CredentialLookup,
     private readonly userRevision: UserRevision,
-    private readonly maxEntries = DEFAULT_MAX_ENTRIES,
-  ) {}
+    maxEntries = DEFAULT_MAX_ENTRIES,
+  ) {
+    this.users = new LRUCache({ max: maxEntries });
+  }
 
   async user(userId: string): Promise<UserAuthView | null> {
-    const cached = this.users.get(userId);
+    const cached = this.users.peek(userId);
     if (cached && (await this.userRevision(userId)) === cached.version) return cached;
     const fresh = (await this.inner.user(userId)) as (UserAuthView & Versioned) | null;
     this.users.delete(userId);
-    if (fresh && typeof fresh.version === 'number') {
-      // Insertion order is recency: the oldest entry goes first.
-      if (this.users.size >= this.maxEntries) this.users.delete(this.users.keys().next().value as string);
-      this.users.set(userId, fresh);
-    }
+    if (fresh && typeof fresh.version === 'number') this.users.set(userId, fresh);
     return fresh;
   }
 

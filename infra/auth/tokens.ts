@@ -1,4 +1,5 @@
 import { SignJWT, jwtVerify, errors } from 'jose';
+import { LRUCache } from 'lru-cache';
 import { randomUUID } from 'node:crypto';
 import type { TokenClaims, TokenIssuer, TokenSubject } from '../../ports/auth.js';
 import { systemClock, type Clock } from '../../ports/clock.js';
@@ -9,8 +10,11 @@ export type { TokenClaims } from '../../ports/auth.js';
 const VERIFIED_CACHE_LIMIT = 10_000;
 
 export class TokenService implements TokenIssuer {
-  /** Tokens already verified, with their expiry: a signature check costs more than the rest of a cheap request. */
-  private readonly verified = new Map<string, { claims: TokenClaims; expiresAt: number }>();
+  /**
+   * Tokens already verified, with their expiry: a signature check costs more than the rest of a cheap
+   * request. Read with `peek`, so the token verified longest ago goes first when it is full.
+   */
+  private readonly verified = new LRUCache<string, { claims: TokenClaims; expiresAt: number }>({ max: VERIFIED_CACHE_LIMIT });
 
   constructor(
     private readonly key: Buffer,
@@ -33,17 +37,14 @@ export class TokenService implements TokenIssuer {
 
   /** Null for anything that is not a valid, unexpired token of ours. */
   async verify(token: string): Promise<TokenClaims | null> {
-    const cached = this.verified.get(token);
+    const cached = this.verified.peek(token);
     if (cached) {
       if (cached.expiresAt > this.clock.now().getTime() / 1000) return cached.claims;
       this.verified.delete(token);
       return null;
     }
     const claims = await this.verifySignature(token);
-    if (claims) {
-      if (this.verified.size >= VERIFIED_CACHE_LIMIT) this.verified.delete(this.verified.keys().next().value!);
-      this.verified.set(token, claims);
-    }
+    if (claims) this.verified.set(token, claims);
     return claims?.claims ?? null;
   }
 

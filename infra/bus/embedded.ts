@@ -4,7 +4,9 @@ import type { EventStore, EventSubscription } from '../../ports/event-store.js';
 import type { Logger } from '../../ports/logger.js';
 import type { CheckpointStore } from '../../ports/read-store.js';
 import { CheckpointWriter } from './checkpoint-writer.js';
-import { backoffDelay, handleWithRetry, retryPolicy, sleep, type RetryPolicy } from './retry-handler.js';
+import { backoffDelay } from '../../lib/backoff.js';
+import { sleep } from '../../lib/sleep.js';
+import { handleWithRetry, retryPolicy, type RetryPolicy } from './retry-handler.js';
 
 export interface EmbeddedBusOptions {
   /** Handler retries before an event is dead-lettered (see retry-handler.ts). */

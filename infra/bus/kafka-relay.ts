@@ -5,7 +5,8 @@ import type { EventStore, EventSubscription } from '../../ports/event-store.js';
 import type { Logger } from '../../ports/logger.js';
 import type { CheckpointStore } from '../../ports/read-store.js';
 import { encodeEvent, ensureTopics, topicFor, DEFAULT_TOPIC_PREFIX, type TopicSettings } from './kafka-topics.js';
-import { backoffDelay, sleep } from './retry-handler.js';
+import { backoffDelay } from '../../lib/backoff.js';
+import { sleep } from '../../lib/sleep.js';
 
 export interface KafkaRelayOptions {
   kafka: Kafka;

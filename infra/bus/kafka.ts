@@ -11,7 +11,9 @@ import { handleKeyedBatch } from './keyed-batch.js';
 import { RelayLeader, type LeaderStatus } from './relay-leader.js';
 import type { LeaseStore } from '../../ports/lease.js';
 import type { DeadLetterSink } from '../../ports/dead-letters.js';
-import { backoffDelay, handleWithRetry, retryPolicy, sleep, type RetryPolicy } from './retry-handler.js';
+import { backoffDelay } from '../../lib/backoff.js';
+import { sleep } from '../../lib/sleep.js';
+import { handleWithRetry, retryPolicy, type RetryPolicy } from './retry-handler.js';
 
 export interface KafkaBusOptions {
   brokers: string[];

@@ -1,6 +1,6 @@
 import type { LeaseStore } from '../../ports/lease.js';
 import type { Logger } from '../../ports/logger.js';
-import { sleep } from './retry-handler.js';
+import { sleep } from '../../lib/sleep.js';
 
 export interface RelayLeaderOptions {
   leases: LeaseStore;

@@ -1,4 +1,6 @@
 import type { RecordedEvent } from '../../domain/shared/events.js';
+import { backoffDelay } from '../../lib/backoff.js';
+import { sleep } from '../../lib/sleep.js';
 import type { Consumer } from '../../ports/bus.js';
 import type { DeadLetter, DeadLetterSink } from '../../ports/dead-letters.js';
 import type { Logger } from '../../ports/logger.js';
@@ -74,26 +76,4 @@ async function recordUntilStored(sink: DeadLetterSink, letter: DeadLetter, polic
       if (!(await sleep(delay, signal))) return false;
     }
   }
-}
-
-/** Resolves true after `ms`, or false as soon as `signal` aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
-  if (signal?.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    function onAbort() {
-      clearTimeout(timer);
-      resolve(false);
-    }
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-/** Exponential backoff, capped, with jitter in [delay/2, delay] so restarted processes do not reconnect in lockstep. */
-export function backoffDelay(attempt: number, baseMs: number, maxMs: number): number {
-  const delay = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
-  return Math.round(delay / 2 + Math.random() * (delay / 2));
 }

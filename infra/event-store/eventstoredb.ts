@@ -10,6 +10,7 @@ import {
   type ReadAllOptions, type ReadStreamOptions, type SubscribeOptions,
 } from '../../ports/event-store.js';
 import type { RetentionPolicies } from '../../domain/shared/retention.js';
+import { sleep } from '../../lib/sleep.js';
 
 /*
  * Positions. The port speaks plain numbers; ESDB speaks {commit, prepare} BigInts. We expose
@@ -94,7 +95,7 @@ export class EventStoreDbEventStore implements EventStore {
         return await action();
       } catch (err) {
         if (!retryable(err) || attempt >= this.retries) throw err;
-        await new Promise((resolve) => setTimeout(resolve, this.backoff(attempt)));
+        await sleep(this.backoff(attempt));
       }
     }
   }

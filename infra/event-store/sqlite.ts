@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { LRUCache } from 'lru-cache';
 import { EventEmitter } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -188,16 +189,17 @@ export class SqliteEventStore implements EventStore {
     }
   }
 
-  /** When each stream's expired rows were last deleted: reads hide them anyway, so once a minute is enough. */
-  private readonly lastAgeTruncation = new Map<string, number>();
+  /**
+   * When each stream's expired rows were last deleted: reads hide them anyway, so once a minute is
+   * enough. Read with `peek`: the stream truncated longest ago is forgotten first (it is then due again).
+   */
+  private readonly lastAgeTruncation = new LRUCache<string, number>({ max: 10_000 });
 
   private ageTruncationDue(streamId: string): boolean {
     const now = this.now().getTime();
-    const last = this.lastAgeTruncation.get(streamId);
+    const last = this.lastAgeTruncation.peek(streamId);
     if (last !== undefined && now - last < AGE_TRUNCATION_EVERY_MS) return false;
-    this.lastAgeTruncation.delete(streamId); // re-insert: Map order doubles as least-recently-used order
     this.lastAgeTruncation.set(streamId, now);
-    if (this.lastAgeTruncation.size > 10_000) this.lastAgeTruncation.delete(this.lastAgeTruncation.keys().next().value!);
     return true;
   }
 

@@ -2,6 +2,7 @@ import type { LookupAddress } from 'node:dns';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
+import { LRUCache } from 'lru-cache';
 
 /**
  * Keep-alive for outbound HTTP without giving up the address pinning (DNS rebinding protection).
@@ -49,23 +50,20 @@ export const defaultPort = (url: URL) => url.port || (url.protocol === 'https:' 
 export const poolKey = (url: URL, pinned: LookupAddress) => [url.protocol, bareHost(url), defaultPort(url), pinned.address, servernameOf(url)].join('|');
 
 export class PinnedAgentPool {
-  private readonly agents = new Map<string, HttpAgent>();
+  /** A lookup counts as a use; the agent evicted for a new key closes its idle sockets. */
+  private readonly agents: LRUCache<string, HttpAgent>;
   private readonly options: Required<PinnedPoolOptions>;
 
   constructor(options: PinnedPoolOptions = {}) {
     this.options = { ...DEFAULT_POOL, ...options };
+    this.agents = new LRUCache({ max: this.options.maxAgents, dispose: (agent, _key, reason) => reason === 'evict' && closeIdle(agent) });
   }
 
   /** The agent for a call to `url` whose host was checked and resolved to `pinned`. */
   agentFor(url: URL, pinned: LookupAddress): HttpAgent {
     const key = poolKey(url, pinned);
     const existing = this.agents.get(key);
-    if (existing) {
-      // Most recently used last, so the first key is the one to evict.
-      this.agents.delete(key);
-      this.agents.set(key, existing);
-      return existing;
-    }
+    if (existing) return existing;
     const servername = servernameOf(url);
     const options = {
       keepAlive: true,
@@ -77,11 +75,6 @@ export class PinnedAgentPool {
     };
     const agent = url.protocol === 'https:' ? new HttpsAgent({ ...options, ...(servername && { servername }) }) : new HttpAgent(options);
     this.agents.set(key, agent);
-    if (this.agents.size > this.options.maxAgents) {
-      const [oldestKey, oldest] = this.agents.entries().next().value!;
-      this.agents.delete(oldestKey);
-      closeIdle(oldest);
-    }
     return agent;
   }
 

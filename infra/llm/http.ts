@@ -1,3 +1,5 @@
+import { backoffDelay } from '../../lib/backoff.js';
+import { sleep } from '../../lib/sleep.js';
 import { LlmAbortError, LlmProviderError, badResponse } from './errors.js';
 import type { PriceTable } from './prices.js';
 
@@ -15,6 +17,7 @@ export interface HttpRequest {
 }
 
 const RETRYABLE = new Set([408, 409, 425, 429, 500, 502, 503, 504, 529]);
+const FIRST_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 8_000;
 
 /**
@@ -63,18 +66,7 @@ export class ProviderCall {
   /** Waits before a retry, unless the wait would outlast the deadline: then `instead` is the answer now. */
   async pause(ms: number, instead: LlmProviderError): Promise<void> {
     if (ms >= this.remainingMs()) throw instead;
-    await new Promise<void>((resolve, reject) => {
-      const onAbort = () => {
-        clearTimeout(t);
-        reject(this.signal.reason);
-      };
-      const t = setTimeout(() => {
-        this.signal.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      if (this.signal.aborted) onAbort();
-      else this.signal.addEventListener('abort', onAbort, { once: true });
-    });
+    if (!(await sleep(ms, this.signal))) throw this.signal.reason;
   }
 
   close() {
@@ -125,8 +117,8 @@ export function errorFromResponse(provider: string, status: number, headers: Hea
   return new LlmProviderError({ provider, code: 'PROVIDER_ERROR', status, message, ...(retryAfter !== undefined && { retryAfter }) });
 }
 
-/** Exponential with jitter, for retries the provider gave no Retry-After for. */
-const backoffMs = (attempt: number) => Math.min(MAX_BACKOFF_MS, 250 * 2 ** attempt) * (0.5 + Math.random() / 2);
+/** Exponential with jitter, for retries the provider gave no Retry-After for: 250 ms after the first failure (`attempt` 0), doubling to 8 s. */
+const backoffMs = (attempt: number) => backoffDelay(attempt + 1, FIRST_BACKOFF_MS, MAX_BACKOFF_MS);
 
 /**
  * Sends the request until it is answered 2xx, retrying 429, 5xx and unreachable servers up to

@@ -1,4 +1,5 @@
 import type { LlmProvider, LlmRequest, LlmResult, LlmTool, LlmToolCall } from '../../ports/llm.js';
+import { sleep } from '../../lib/sleep.js';
 import { LlmAbortError } from './errors.js';
 
 /**
@@ -146,17 +147,7 @@ export function createOfflineProvider(): LlmProvider {
   };
 }
 
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new LlmAbortError('offline', signal.reason));
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', stop);
-      resolve();
-    }, ms);
-    function stop() {
-      clearTimeout(timer);
-      reject(new LlmAbortError('offline', signal?.reason));
-    }
-    signal?.addEventListener('abort', stop, { once: true });
-  });
+/** A real provider's answer takes time, and an abort ends it with the port's abort error. */
+async function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  if (!(await sleep(ms, signal))) throw new LlmAbortError('offline', signal?.reason);
 }

@@ -1,11 +1,12 @@
-import { agentSessionStreamId, type AgentMessageState, type AgentSessionEvent, type AgentSessionState } from '../domain/agents/index.js';
-import type { RecordedEvent } from '../domain/shared/events.js';
-import type { EventStore } from '../ports/event-store.js';
+import { agentSessionStreamId, type AgentMessageState, type AgentSessionEvent, type AgentSessionState } from '../../domain/agents/index.js';
+import type { RecordedEvent } from '../../domain/shared/events.js';
+import type { EventStore } from '../../ports/event-store.js';
 
 /**
  * What a client of an agent turn sees (issue 14): each session event as Server-Sent Events, with
- * its stream revision as the id, live (agents-messages.ts hands them to listeners) or replayed
- * from the log for a client that resumes with Last-Event-ID.
+ * its stream revision as the id, live (commands/agents-messages.ts hands the turn's session events
+ * to listeners) or replayed from the log for a client that resumes with Last-Event-ID. The wire
+ * shape is the API's, so it lives with the route, not with the commands.
  */
 export interface TurnSseEvent {
   event: 'message.started' | 'message.delta' | 'tool.called' | 'tool.result' | 'message.completed' | 'error';
