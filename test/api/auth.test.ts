@@ -5,7 +5,6 @@ import { TestClock } from '../support/clock.js';
 import { availableModes, startTestService, waitUntil, type TestService } from '../support/test-service.js';
 
 const jwtPayload = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8'));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const uniqueEmail = (tag: string) => `${tag}-${Date.now()}-${Math.random().toString(16).slice(2, 8)}@Example.test`;
 const fieldsOf = (res: { body: any }) => (res.body.error.details?.fields ?? []).map((f: { field: string }) => f.field);
 
@@ -135,8 +134,10 @@ for (const mode of availableModes()) {
       it('answers forgot-password the same whether or not the email exists, and mails only the account holder', async () => {
         const user = await registerUser(svc.baseUrl);
         const nobody = uniqueEmail('ghost').toLowerCase();
-        const known = await call(svc.baseUrl, 'POST', '/auth/forgot-password', { email: user.email });
+        // The unknown address first: the known one's mail, asked for after it, is the later event
+        // that proves a mail to the unknown address would have been sent by then.
         const unknown = await call(svc.baseUrl, 'POST', '/auth/forgot-password', { email: nobody });
+        const known = await call(svc.baseUrl, 'POST', '/auth/forgot-password', { email: user.email });
         expect(known.status).to.equal(200);
         expect(unknown.status).to.equal(200);
         expect(known.body).to.deep.equal(unknown.body);
@@ -144,7 +145,6 @@ for (const mode of availableModes()) {
         expect(token.startsWith(`${user.user.id}.`)).to.equal(true);
         const mail = resetMailsTo(svc, user.email)[0];
         expect(mail.text).to.contain('http://front.test:5173/reset-password?token=');
-        await sleep(200);
         expect(mailsTo(svc.services.config.DATA_DIR, nobody)).to.deep.equal([]);
       });
 

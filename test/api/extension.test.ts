@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { call, checkResponse } from '../support/http.js';
 import { registerUser, type RegisteredUser } from '../support/identity.js';
+import { TestClock } from '../support/clock.js';
 import { availableModes, startTestService, waitUntil, type TestService } from '../support/test-service.js';
 import { corruptPdf, encryptedPdf, imageOnlyPdf, notAPdf, textPdf } from '../support/extension-pdfs.js';
 import { expectError, flowClient } from './flows-support.js';
@@ -51,12 +52,14 @@ for (const mode of availableModes()) {
     let svc: TestService;
     let owner: RegisteredUser;
     let other: RegisteredUser;
+    // Chats are listed by creation time: the test moves this clock between creations instead of sleeping.
+    const clock = new TestClock();
     const client = flowClient(() => svc);
     const as = (u: RegisteredUser, method: string, path: string, body?: unknown) => call(svc.baseUrl, method, path, body, u.auth);
 
     before(async () => {
       // 2 MiB of HTML inside JSON needs a request body larger than the 1 MiB default.
-      svc = await startTestService(mode);
+      svc = await startTestService(mode, {}, { clock });
       owner = await registerUser(svc.baseUrl);
       other = await registerUser(svc.baseUrl);
     });
@@ -320,7 +323,7 @@ for (const mode of availableModes()) {
         for (let i = 0; i < 3; i += 1) {
           const r = await as(user, 'POST', '/extension/chats', { title: `chat ${i}` });
           ids.push(r.body.chat.chatId);
-          await new Promise((res) => setTimeout(res, 5));
+          clock.advance(10);
         }
         const first = await as(user, 'GET', '/extension/chats?limit=2');
         expect(first.status, first.text).to.equal(200);

@@ -80,17 +80,17 @@ for (const mode of availableModes()) {
         const items = await deliveries(sessionId);
         return items.length === count && items.every((d) => d.status !== 'pending') ? items : null;
       });
-    /** Every delivery of the session settled, and no new one for 300 ms. */
-    const quiet = (sessionId: string) => {
-      let last = -1;
-      return waitUntil(`${sessionId}'s deliveries to settle`, async () => {
-        await new Promise((res) => setTimeout(res, 300));
-        const items = await deliveries(sessionId);
-        const done = items.length === last && items.every((d) => d.status !== 'pending');
-        last = items.length;
-        return done ? items : null;
-      });
+    /** This process's timer wheel holds no attempt: every armed retry has run (and found its delivery's state). */
+    const wheelIdle = () => {
+      const { armed, queued, inFlight } = service.services.webhooks.stats();
+      return armed + queued + inFlight === 0;
     };
+    /** Every delivery of the session settled and no attempt left in the wheel: nothing can still reach a receiver. */
+    const quiet = (sessionId: string) =>
+      waitUntil(`${sessionId}'s deliveries to settle and the attempt wheel to empty`, async () => {
+        const items = await deliveries(sessionId);
+        return items.every((d) => d.status !== 'pending') && wheelIdle() ? items : null;
+      });
     const messagesFor = (r: WebhookReceiver, sessionId: string, type: string) => [...r.accepted().values()].filter((d) => d.payload?.session === sessionId && d.payload.type === type);
 
     describe('configuration (the seed contract)', () => {
@@ -168,7 +168,9 @@ for (const mode of availableModes()) {
         expect(read.status, read.text).to.equal(200);
         await r.waitFor('alice\'s READ ack', () => messagesFor(r, alice.id, 'message_ack').find((d) => d.payload!.data.ack === 'READ'));
 
-        // Let late duplicates, if any, arrive before counting.
+        // Let late duplicates, if any, arrive before counting: the READ ack is the last event of either
+        // session, so its delivery proves the deliveries before it were created; once all are settled
+        // and no attempt is armed, none can be sent again.
         await quiet(alice.id);
         await quiet(bob.id);
         expect(r.received.every((d) => d.verified), r.received.map((d) => d.verifyError).join()).to.equal(true);
@@ -342,7 +344,8 @@ for (const mode of availableModes()) {
         const events = await service.services.eventStore.readStream(`msgdelivery-${pending.id}`);
         expect(events.map((e) => e.type)).to.include('WebhookDeliveryCancelled');
         const attempts = state.attempts;
-        await new Promise((res) => setTimeout(res, 1_000));
+        // Any retry armed before the cancellation has now run and found the delivery stopped.
+        await waitUntil('no webhook attempt armed, queued or in flight', async () => wheelIdle());
         expect((await loadDelivery(service.services.eventStore, pending.id)).state.attempts).to.equal(attempts);
         expect(r.received.filter((d) => d.webhookId === pending.webhookId).length).to.equal(attempts);
       });

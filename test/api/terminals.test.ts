@@ -172,8 +172,9 @@ for (const mode of availableModes()) {
     it('a long poll answers as soon as a prompt arrives, and releases its waiter', async () => {
       const t = await register();
       const started = Date.now();
+      const waiters = svc.services.streamSignals.waiting;
       const pending = poll(t.id, 20);
-      await new Promise((r) => setTimeout(r, 300));
+      await waitUntil('the long poll to wait on the stream', async () => svc.services.streamSignals.waiting > waiters, 5_000);
       const sent = await send(t.id, 'hello');
       const res = await pending;
       expect(res.status, res.text).to.equal(200);
@@ -243,8 +244,9 @@ for (const mode of availableModes()) {
       const t = await register();
       const a = await send(t.id, 'long job');
       await poll(t.id);
+      const waiters = svc.services.streamSignals.waiting;
       const waiting = poll(t.id, 20);
-      await new Promise((r) => setTimeout(r, 300));
+      await waitUntil('the long poll to wait on the stream', async () => svc.services.streamSignals.waiting > waiters, 5_000);
       const cancel = await call(svc.baseUrl, 'POST', `/remote/terminals/${t.id}/prompts/${a.id}/cancel`, undefined, alice.auth);
       expect(cancel.status, cancel.text).to.equal(200);
       expect(cancel.body.prompt.status).to.equal('cancelled');
@@ -278,8 +280,9 @@ for (const mode of availableModes()) {
 
       // While no one listens: steps and an answer. The resumed stream starts right after lastId.
       await call(svc.baseUrl, 'POST', `/remote/terminals/${t.id}/prompts/${p.id}/steps`, { steps: [{ seq: 0, kind: 'output', content: 'out' }] }, cli);
+      const waiters = svc.services.streamSignals.waiting;
       const resumed = readSse(url, { ...alice.auth, 'Last-Event-ID': lastId }, (frames) => entries(frames).length >= 3 && frames.some((f) => f.event === 'ping'));
-      await new Promise((r) => setTimeout(r, 200));
+      await waitUntil('the resumed SSE stream to wait on the stream', async () => svc.services.streamSignals.waiting > waiters, 5_000);
       await call(svc.baseUrl, 'POST', `/remote/terminals/${t.id}/prompts/${p.id}/answer`, { content: 'done', status: 'completed' }, cli);
       const second = await call(svc.baseUrl, 'POST', `/remote/terminals/${t.id}/prompts`, { content: 'second' }, alice.auth);
       const frames = await resumed;

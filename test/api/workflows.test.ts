@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { registerUser, type RegisteredUser } from '../support/identity.js';
+import { TestClock } from '../support/clock.js';
 import { availableModes, startTestService, waitUntil, type TestService } from '../support/test-service.js';
 import { expectError, flowClient } from './flows-support.js';
 import { answer } from '../support/api-client.js';
@@ -14,10 +15,12 @@ for (const mode of availableModes()) {
     let svc: TestService;
     let owner: RegisteredUser;
     let other: RegisteredUser;
+    // Durable timers come due on this clock: a test moves it past a timer instead of sleeping.
+    const clock = new TestClock();
     const client = flowClient(() => svc);
 
     before(async () => {
-      svc = await startTestService(mode);
+      svc = await startTestService(mode, {}, { clock });
       owner = await registerUser(svc.baseUrl);
       other = await registerUser(svc.baseUrl);
     });
@@ -90,8 +93,9 @@ for (const mode of availableModes()) {
       expect(wf.status).to.equal('CREATED');
       expectError(await answer(client.api(owner).POST('/workflows', { body: { flowId, workflowId: wf.id } })), 409, 'WORKFLOW_ALREADY_STARTED');
       const head = (await answer(client.api(owner).GET('/workflows/{workflowId}/history', { params: { path: { workflowId: wf.id } } }))).body.lastEventId;
+      const waiters = svc.services.streamSignals.waiting;
       const poll = client.as(owner, 'GET', `/workflows/${wf.id}/history?afterEventId=${head}&wait=true&waitMs=10000`);
-      await new Promise((r) => setTimeout(r, 200));
+      await waitUntil('the history long poll to wait on the stream', async () => svc.services.streamSignals.waiting > waiters, 5_000);
       const start = await answer(client.api(owner).POST('/workflows/{workflowId}/signal', { params: { path: { workflowId: wf.id } }, body: { name: '__start' } }));
       expect(start.status, start.text).to.equal(202);
       const polled = await poll;
@@ -104,19 +108,26 @@ for (const mode of availableModes()) {
     });
 
     it('pause holds timers and nodes; resume fires what came due; user timers deliver signals and can be canceled', async () => {
-      // Long enough that the pause surely lands before the sleep is due, even on a loaded machine.
-      const { flowId } = await chainFlow([{ nodeType: 'sleep', durationMs: 1500 }, { nodeType: 'wait_signal', signalName: 'tick' }]);
+      // Ten minutes on the test clock: due only when the test moves the clock, so the pause surely lands first.
+      const sleepMs = 10 * 60_000;
+      const { flowId } = await chainFlow([{ nodeType: 'sleep', durationMs: sleepMs }, { nodeType: 'wait_signal', signalName: 'tick' }]);
       const wf = await create({ flowId });
       const paused = await answer(client.api(owner).POST('/workflows/{workflowId}/pause', { params: { path: { workflowId: wf.id } }, body: { reason: 'inspect' } }));
       expect(paused.status, paused.text).to.equal(200);
       expect(paused.body.workflow.status).to.equal('PAUSED');
       expectError(await answer(client.api(owner).POST('/workflows/{workflowId}/pause', { params: { path: { workflowId: wf.id } }, body: {} })), 409, 'WORKFLOW_NOT_RUNNING');
-      await new Promise((r) => setTimeout(r, 1800));
+      // The sleep comes due while paused; a scan arms it and its timeout tries to fire it (held drops back to 0).
+      clock.advance(sleepMs + 60_000);
+      await waitUntil('a timer scan to arm the due sleep', async () => (await svc.services.workflowTimers.scan()) > 0, 10_000);
+      await waitUntil('the armed sleep to try to fire', async () => svc.services.workflowTimers.held === 0, 10_000);
       expect((await get(wf.id)).timers[0].status, 'no timer fires while paused').to.equal('pending');
       const resumed = await answer(client.api(owner).POST('/workflows/{workflowId}/resume', { params: { path: { workflowId: wf.id } }, body: { reason: 'go on' } }));
       expect(resumed.status, resumed.text).to.equal(200);
       expect(resumed.body.workflow.timers[0].status).to.equal('fired');
       expect(resumed.body.workflow.waitingOn).to.deep.include({ kind: 'signal', name: 'tick' });
+      const log = (await answer(client.api(owner).GET('/workflows/{workflowId}/history', { params: { path: { workflowId: wf.id } } }))).body.events.map((e: { type: string }) => e.type);
+      expect(log.filter((t: string) => t === 'TimerFired'), 'fired once').to.have.length(1);
+      expect(log.indexOf('TimerFired'), 'fired by the resume, not while paused').to.be.above(log.indexOf('WorkflowResumed'));
       expectError(await answer(client.api(owner).POST('/workflows/{workflowId}/resume', { params: { path: { workflowId: wf.id } }, body: {} })), 409, 'WORKFLOW_NOT_PAUSED');
 
       const later = await answer(client.api(owner).POST('/workflows/{workflowId}/timers', { params: { path: { workflowId: wf.id } }, body: { name: 'never', delayMs: 3_600_000 } }));

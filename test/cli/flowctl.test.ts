@@ -3,7 +3,7 @@ import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:
 import { join } from 'node:path';
 import { call } from '../support/http.js';
 import { registerUser, type RegisteredUser } from '../support/identity.js';
-import { startTestService, type TestService } from '../support/test-service.js';
+import { startTestService, waitUntil, type TestService } from '../support/test-service.js';
 import { flowctl, newConfigHome, spawnFlowctl, TcpProxy, type FlowctlEnv } from './support.js';
 
 /** flowctl as a real child process against a real service (embedded: the CLI is a pure HTTP client). */
@@ -13,6 +13,15 @@ describe('flowctl against a running service', function () {
   let alice: RegisteredUser;
   let env: FlowctlEnv;
   const configHomes: string[] = [];
+  /** Device-token polls the service has answered, from its request log: [status, …]. */
+  const tokenPolls: number[] = [];
+  const requestLog = {
+    write(line: string) {
+      if (!line.includes('/cli/device/token')) return;
+      const entry = JSON.parse(line) as { msg?: string; path?: string; status?: number };
+      if (entry.msg === 'request' && entry.path?.endsWith('/cli/device/token') && entry.status) tokenPolls.push(entry.status);
+    },
+  };
   const api = (method: string, path: string, body?: unknown, who: RegisteredUser = alice) => call(svc.baseUrl, method, path, body, who.auth);
 
   /** A flow: transform → (cats? llm offline) and → transform, built through the API. */
@@ -35,7 +44,7 @@ describe('flowctl against a running service', function () {
   }
 
   before(async () => {
-    svc = await startTestService('embedded', { DEVICE_POLL_INTERVAL_SECONDS: '1', RATE_LIMIT_AUTH_PER_MINUTE: '1000' });
+    svc = await startTestService('embedded', { DEVICE_POLL_INTERVAL_SECONDS: '1', RATE_LIMIT_AUTH_PER_MINUTE: '1000', LOG_LEVEL: 'info' }, { logSink: requestLog });
     alice = await registerUser(svc.baseUrl);
     const home = newConfigHome();
     configHomes.push(home);
@@ -47,12 +56,13 @@ describe('flowctl against a running service', function () {
   });
 
   it('login: the device flow, approved through the API; the token is saved 0600 and whoami answers', async () => {
+    const polled = tokenPolls.length;
     const login = spawnFlowctl(['login', '--name', 'test laptop'], env);
     const [, userCode] = await login.waitFor(/enter the code: ([B-Z]{4}-[B-Z]{4})/);
     expect(login.stdout()).to.match(/To sign in, open http:\/\/\S+\/cli\/device/);
     expect(login.stdout()).to.include(`?user_code=${userCode}`);
-    // The CLI is polling (interval 1 s): let it see authorization_pending at least once.
-    await new Promise((r) => setTimeout(r, 1500));
+    // The CLI is polling (interval 1 s): let it see authorization_pending (400) at least once.
+    await waitUntil('a device-token poll answered authorization_pending', () => tokenPolls.slice(polled).includes(400), 10_000, 25);
     const approve = await api('POST', '/cli/device/approve', { user_code: userCode });
     expect(approve.status, approve.text).to.equal(200);
     expect(approve.body.clientName).to.equal('test laptop');
@@ -108,9 +118,9 @@ describe('flowctl against a running service', function () {
       const login = spawnFlowctl(['login'], { url: proxy.url, configHome: home });
       const [, userCode] = await login.waitFor(/enter the code: ([B-Z]{4}-[B-Z]{4})/);
       // Another client polls with the same device code right after flowctl: one of the two polls is too early.
-      while (!deviceCode) await new Promise((r) => setTimeout(r, 20));
-      await call(svc.baseUrl, 'POST', '/cli/device/token', { device_code: deviceCode });
-      while (!timeline.some((t) => t.what === 'slow_down')) await new Promise((r) => setTimeout(r, 50));
+      const code = await waitUntil("flowctl's device code on the wire", () => deviceCode, 10_000, 20);
+      await call(svc.baseUrl, 'POST', '/cli/device/token', { device_code: code });
+      await waitUntil('a slow_down answer on the wire', () => timeline.some((t) => t.what === 'slow_down'), 20_000);
       const slowDownAt = timeline.find((t) => t.what === 'slow_down')!.at;
       // Approved now: flowctl's next poll (not before its slower interval) receives the token.
       expect((await api('POST', '/cli/device/approve', { user_code: userCode })).status).to.equal(200);

@@ -204,6 +204,12 @@ describe('flowctl remote connect', function () {
         extra: { FLOWCTL_TOKEN: token, AGENT_LOG: agent.log, AGENT_DELAY_MS: '1500' },
       });
       const { terminalId: tid } = await connectedTerminal(cli);
+      /** Cuts every connection, then waits for flowctl to open a new one (it noticed and came back). */
+      const dropAndAwaitReconnect = async () => {
+        const before = proxy.connections;
+        proxy.dropAll();
+        await waitUntil('flowctl to reconnect through the proxy', async () => proxy.connections > before, 30_000, 10);
+      };
       const sent: Array<{ id: string; content: string }> = [];
       const send = async (content: string) => {
         const res = await web('POST', `/remote/terminals/${tid}/prompts`, { content });
@@ -218,8 +224,7 @@ describe('flowctl remote connect', function () {
       // 2. Connections cut twice while the agent works.
       const two = await send('two');
       await running(tid, two);
-      proxy.dropAll();
-      await new Promise((r) => setTimeout(r, 300));
+      await dropAndAwaitReconnect();
       proxy.dropAll();
       await answered(tid, two);
 
@@ -227,14 +232,14 @@ describe('flowctl remote connect', function () {
       const three = await send('three');
       await running(tid, three);
       proxy.setDown(true);
+      // The outage itself (fault injection, not a wait): longer than the agent's 1.5 s, so its answer must get through after it.
       await new Promise((r) => setTimeout(r, 3000));
       proxy.setDown(false);
       await answered(tid, three);
 
       // 4. Connections cut right as a prompt is handed out: the delivery may be lost on the wire; it comes again after its lease.
       const four = await send('four');
-      proxy.dropAll();
-      await new Promise((r) => setTimeout(r, 50));
+      await dropAndAwaitReconnect();
       proxy.dropAll();
       await answered(tid, four);
 
@@ -243,7 +248,9 @@ describe('flowctl remote connect', function () {
       await running(tid, five);
       service.child.kill('SIGKILL');
       await service.exited;
-      await new Promise((r) => setTimeout(r, 1000));
+      // Restarted only once flowctl has found the service gone: a connection of its own to the dead port.
+      const beforeOutage = proxy.connections;
+      await waitUntil('flowctl to try the dead service', async () => proxy.connections > beforeOutage, 30_000);
       service = await startServiceProcess(env);
       proxy.retarget(Number(new URL(service.baseUrl).port));
       await answered(tid, five);

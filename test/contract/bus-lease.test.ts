@@ -136,13 +136,27 @@ describe('relay leader (election and fencing)', function () {
       release: (...a) => (dead ? Promise.resolve() : store.release(...a)),
       read: (...a) => store.read(...a),
     };
+    // The second process's refused asks, timed: one made a whole lease (failoverMs / 2) after it
+    // started proves the leader renewed meanwhile, with no fixed wait.
+    const refusedAt: number[] = [];
+    const ofTwo: LeaseStore = {
+      acquire: async (...a) => {
+        const askedAt = Date.now();
+        const lease = await store.acquire(...a);
+        if (!lease) refusedAt.push(askedAt);
+        return lease;
+      },
+      release: (...a) => store.release(...a),
+      read: (...a) => store.read(...a),
+    };
     const [r1, r2] = [fakeRelay(), fakeRelay()];
     const l1 = new RelayLeader(r1, { leases: ofOne, holder: 'one', failoverMs: 2_000, logger: silent });
-    const l2 = new RelayLeader(r2, { leases: store, holder: 'two', failoverMs: 2_000, logger: silent });
+    const l2 = new RelayLeader(r2, { leases: ofTwo, holder: 'two', failoverMs: 2_000, logger: silent });
     l1.start();
     await waitUntil(() => r1.running, () => 'the first process to lead');
+    const standbyFrom = Date.now();
     l2.start();
-    await new Promise((r) => setTimeout(r, 1_200));
+    await waitUntil(() => refusedAt.some((at) => at > standbyFrom + 1_000), () => `the standby refused a whole lease after it started (refused at +${refusedAt.map((at) => at - standbyFrom).join(', +')} ms)`);
     expect([r1.running, r2.running]).to.deep.equal([true, false]);
     expect(l2.status()).to.deep.include({ state: 'standby' });
 

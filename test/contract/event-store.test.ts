@@ -86,6 +86,8 @@ describe('SqliteEventStore subscriptions', () => {
       for await (const _ of sub) void _;
       return 'ended';
     })();
+    // Kept: nothing shows that the subscription has drained the log and sleeps until the next append;
+    // 20 ms lets it get there so close() ends a sleeping loop (it must end a reading one too).
     await new Promise((r) => setTimeout(r, 20));
     await store.close();
     const outcome = await Promise.race([loop.catch((err: Error) => `threw: ${err.message}`), new Promise((r) => setTimeout(() => r('still running'), 1000))]);

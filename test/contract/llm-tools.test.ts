@@ -5,6 +5,7 @@ import { createOfflineProvider } from '../../infra/llm/offline.js';
 import { priceTable } from '../../infra/llm/prices.js';
 import type { LlmProvider, LlmProviderId } from '../../ports/llm.js';
 import { startFakeAnthropic, startFakeGemini, startFakeOpenAi, type FakeLlmServer } from '../support/fake-llm/index.js';
+import { waitUntil } from '../support/wait.js';
 
 /**
  * The tool-calling loop (commands/agents-loop.ts) over each wire format, through the adapters
@@ -115,7 +116,7 @@ for (const subject of subjects) {
         const controller = new AbortController();
         // At most two at once: the third waits for a slot, which the cancel never gives it.
         const running = runAgentLoop({ provider, model: subject.model, messages: [{ role: 'user', content: 'go' }], tools: [slowTool('weather', 60_000, log)], stream, signal: controller.signal, limits: { maxConcurrentTools: 2 } });
-        while (log.length < 2) await new Promise((r) => setTimeout(r, 5));
+        await waitUntil('two tools in flight', () => log.length >= 2, 10_000, 5);
         const t0 = Date.now();
         controller.abort();
         const outcome = await running;

@@ -128,7 +128,9 @@ describe('SQLite read store', () => {
     const outside = c.insertOne({ _id: 'outside' }).then(() => (outsideDone = true));
     // A read does not wait, and sees the running batch's write.
     expect(await c.findOne({ _id: 'batch' })).to.deep.equal({ _id: 'batch' });
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    // Negative check without a clock: one turn of the event loop, by which an ungated write (SQLite
+    // runs synchronously here) would have finished.
+    await new Promise((resolve) => setImmediate(resolve));
     expect(outsideDone, 'the outside write waited for the batch').to.equal(false);
     finish();
     expect(await batch).to.equal('rolled back');

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { call } from '../support/http.js';
 import { registerUser } from '../support/identity.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import { waitUntil } from '../support/wait.js';
 
 /**
  * Issue 30 item 4: an online backup of the embedded DATA_DIR taken while clients keep writing,
@@ -73,13 +74,14 @@ describe('backup and restore of the embedded data (online, under load)', functio
         acked.push({ id: res.body.flow.id, at: performance.now() });
       }
     });
-    await new Promise((r) => setTimeout(r, 500));
+    await waitUntil('more than 10 writes acknowledged before the backup', () => acked.length > 10, 30_000);
     const backupDir = join(tempDir('backup'), 'b1');
     const backupStarted = performance.now();
     const backup = await backupCli(source, 'backup', backupDir);
+    const backupEnded = performance.now();
     expect(backup.code, backup.stderr).to.equal(0);
     const ackedBefore = acked.filter((a) => a.at < backupStarted).map((a) => a.id);
-    await new Promise((r) => setTimeout(r, 300));
+    await waitUntil('a write acknowledged after the backup ended', () => acked.some((a) => a.at > backupEnded), 30_000);
     writing = false;
     await Promise.all(writers);
     const ackedAfter = acked.length - ackedBefore.length;

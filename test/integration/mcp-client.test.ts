@@ -190,10 +190,12 @@ describe('MCP client against real servers', function () {
       const conn = await openMcpConnection({ transport: 'http', url: server.url }, options({ pingIntervalMs: 200, onClose: (r) => reasons.push(r) }));
       try {
         assert.equal((await conn.callTool('echo', { message: 'a' }, { timeoutMs: 5000 })).text, 'Echo: a');
+        // Negative check, kept as a window: the pings (every 200 ms) are not observable from here; 500 ms spans two of them.
         await new Promise((r) => setTimeout(r, 500));
         assert.deepEqual(reasons, [], 'no close while the server runs');
         await server.kill();
         await waitFor(() => reasons.length > 0, 5000, 'onClose');
+        // Negative check, kept as a window: a second onClose could only come from a later ping (every 200 ms); 600 ms spans three.
         await new Promise((r) => setTimeout(r, 600));
         assert.equal(reasons.length, 1, 'onClose fires once');
         assert.match(reasons[0], /ping|closed/);
@@ -242,6 +244,7 @@ describe('MCP client against real servers', function () {
       await conn.close();
       await conn.close(); // twice is fine
       assert.equal(await processState(child), null, 'the child is gone and reaped');
+      // Negative check, kept as a window: a stray onClose would come from the ping timer (every 100 ms); 300 ms spans three.
       await new Promise((r) => setTimeout(r, 300));
       assert.deepEqual(reasons, []);
       await rejectsWithCode(conn.listTools(), 'MCP_CONNECTION_CLOSED');

@@ -35,8 +35,10 @@ describe('the service process', function () {
       const got = await call(second.baseUrl, 'GET', `/probes/${id}`);
       expect(got.body.probe).to.include({ name: 'survivor', value: 3 });
       expect(got.body.probe.acknowledgedBy).to.be.a('string');
-      // The consumer's checkpoint survived: the restart did not make it act again.
-      await new Promise((r) => setTimeout(r, 500));
+      // The consumer's checkpoint survived: the restart did not make it act again. It handles the log
+      // in order, so its acknowledging a probe created now proves it is past the first one's events.
+      const later = (await call(second.baseUrl, 'POST', '/probes', { name: 'after the restart' })).body.probe.id;
+      await waitUntil('the later probe acknowledged', async () => (await call(second.baseUrl, 'GET', `/probes/${later}`)).body.probe.acknowledgedBy);
       const store = new SqliteEventStore(join(dataDir, 'events.db'));
       const acks = (await store.readStream(`probe-${id}`)).filter((e) => e.type === 'ProbeAcknowledged');
       await store.close();

@@ -111,7 +111,8 @@ for (const mode of availableModes()) {
       const killedAt = Date.now();
       first.child.kill('SIGKILL');
       expect((await first.exited).signal).to.equal('SIGKILL');
-      // Dead until the 1 s and 3 s sleeps and the 1.5 s user timers are past due.
+      // Dead until the 1 s and 3 s sleeps and the 1.5 s user timers are past due. Kept: a service process
+      // runs on the system clock (no test clock crosses a process), and timers coming due while nobody runs is the subject.
       const dueBy = createdAt + 3_500;
       if (Date.now() < dueBy) await new Promise((r) => setTimeout(r, dueBy - Date.now()));
 

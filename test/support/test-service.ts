@@ -16,6 +16,9 @@ import { deadLetterRetrier } from '../../consumers/operations-dead-letters.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Services } from '../../ports/services.js';
 
+/** Waiting for a condition (test/support/wait.ts), here too because most tests import it from here. */
+export { waitUntil } from './wait.js';
+
 export type Mode = 'embedded' | 'distributed';
 
 export interface TestService {
@@ -87,14 +90,4 @@ export async function startTestService(
       rmSync(env.DATA_DIR, { recursive: true, force: true });
     },
   };
-}
-
-export async function waitUntil<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }

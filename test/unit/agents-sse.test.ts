@@ -3,6 +3,7 @@ import Koa from 'koa';
 import type { Server } from 'node:http';
 import { followLog, lastEventIdOf, openSse, type SseEvent, type SseWriter } from '../../api/sse.js';
 import { readSse } from '../support/sse-client.js';
+import { waitUntil } from '../support/wait.js';
 
 /** api/sse.ts over a real HTTP server: named events with ids, pings, the abort signal on disconnect, replay after Last-Event-ID. */
 describe('agents: the SSE helper (api/sse.ts)', () => {
@@ -35,8 +36,7 @@ describe('agents: the SSE helper (api/sse.ts)', () => {
     expect(read.events[1].event).to.equal('ping');
     expect(read.events[1].id).to.equal(null);
     const writer = last.writer!;
-    for (let i = 0; i < 50 && !writer.signal.aborted; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(writer.signal.aborted).to.equal(true);
+    await waitUntil("the writer's signal to abort once the client left", () => writer.signal.aborted, 2_000, 10);
     expect(writer.closed).to.equal(true);
   });
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { turnSseEvents } from '../../commands/agents-events.js';
+import { turnSseEvents } from '../../api/routes/agents-stream.js';
 import { historyWithin, turnMessages } from '../../commands/agents-history.js';
 import { argumentProblem, effectiveLimits } from '../../commands/agents-loop.js';
 import { agentDecider, agentSessionDecider, evolveAgentSession, initialAgentSessionState, type AgentEvent, type AgentSessionEvent } from '../../domain/agents/index.js';

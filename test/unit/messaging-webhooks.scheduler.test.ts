@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { DeliveryScheduler } from '../../infra/messaging-webhooks/scheduler.js';
+import { waitUntil } from '../support/wait.js';
 
+/** How long the fake attempts take (the receiver's slowness, not a wait of the test). */
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('webhook delivery scheduler (timer wheel)', () => {
@@ -24,7 +26,7 @@ describe('webhook delivery scheduler (timer wheel)', () => {
     scheduler.schedule('late', t0 + 300); // later ignored
     for (const id of ['a', 'b', 'c', 'd']) scheduler.schedule(id, t0);
     expect(scheduler.holds('late')).to.equal(true);
-    await sleep(250);
+    await waitUntil('every armed attempt to have run', () => started.length === 5 && scheduler.stats().inFlight + scheduler.stats().queued + scheduler.stats().armed === 0, 5_000, 5);
     expect(maxInFlight).to.equal(2);
     expect(started.map((s) => s.id).sort()).to.deep.equal(['a', 'b', 'c', 'd', 'late']);
     const late = started.find((s) => s.id === 'late')!;
@@ -45,9 +47,10 @@ describe('webhook delivery scheduler (timer wheel)', () => {
       () => undefined,
     );
     scheduler.schedule('x', 0);
-    await sleep(10);
+    await waitUntil("x's attempt in flight", () => scheduler.stats().inFlight === 1, 5_000, 5);
     scheduler.schedule('x', 0); // in flight: remembered, not run twice at once
-    await sleep(120);
+    expect(runs).to.deep.equal(['x']);
+    await waitUntil("x's second attempt to end", () => runs.length === 2 && scheduler.stats().inFlight === 0, 5_000, 5);
     expect(runs).to.deep.equal(['x', 'x']);
     scheduler.schedule('y', Date.now() + 10_000);
     expect(scheduler.stats().armed).to.equal(1);

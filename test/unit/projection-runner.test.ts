@@ -12,6 +12,7 @@ import { MemoryReadStore } from '../../infra/read-store/memory.js';
 import { probesProjector } from '../../projections/probes.js';
 import type { Projector } from '../../projections/projector.js';
 import { deciderSpec } from '../support/decider-spec.js';
+import { waitUntil } from '../support/wait.js';
 
 const context = (): CommandContext => ({
   actorId: null, orgId: null, workspaceId: null, correlationId: 'c', causationId: null, requestId: null, now: new Date(),
@@ -91,7 +92,7 @@ describe('projection runner', () => {
     // A checkpoint store slower than the rebuild's look at the position (as on a loaded server).
     const set = store.checkpoints.set.bind(store.checkpoints);
     store.checkpoints.set = async (name, position) => {
-      await new Promise((r) => setTimeout(r, 200));
+      await new Promise((r) => setTimeout(r, 200)); // the fake's slowness, not a wait
       return set(name, position);
     };
     const result = await runner.rebuild('probes');
@@ -152,7 +153,7 @@ describe('projection runner', () => {
     };
     runner = new ProjectionRunner(events, store, [failing], logger);
     await runner.start();
-    for (let i = 0; i < 100 && (await runner.status())[0].state !== 'failed'; i++) await new Promise((r) => setTimeout(r, 10));
+    await waitUntil('the projection to fail mid-batch', async () => (await runner.status())[0].state === 'failed', 5_000, 10);
     expect((await runner.status())[0]).to.include({ state: 'failed', position: checkpoint });
     await runner.stop();
     runner = new ProjectionRunner(events, store, [probesProjector], logger);
@@ -173,7 +174,7 @@ describe('projection runner', () => {
     runner = new ProjectionRunner(events, store, [failing], logger);
     await runner.start();
     await createProbe(events, context(), randomUUID(), 'd');
-    await new Promise((r) => setTimeout(r, 50));
+    await waitUntil('the projection to fail', async () => (await runner.status())[0].state === 'failed', 5_000, 10);
     const [status] = await runner.status();
     expect(status).to.include({ state: 'failed', lastError: 'boom', position: 0 });
   });

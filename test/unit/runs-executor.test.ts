@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { handleCommand, type CommandContext } from '../../commands/handle.js';
-import { executeRun, runsLocally, type RunEnginePorts } from '../../consumers/runs-executor.js';
+import { executeRun, RunExecutions, runsLocally, type RunEnginePorts } from '../../consumers/runs-executor.js';
 import { nodeKindsFor, type NodeKindPorts } from '../../consumers/runs-kinds/index.js';
 import { runDecider, runStreamId, type RunNode } from '../../domain/runs/index.js';
 import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
@@ -99,6 +99,7 @@ describe('run executor: appends per node', () => {
       settings: { NODE_TIMEOUT_MS: 10_000, RUN_TIMEOUT_MS: 60_000, RUN_CONCURRENCY: 4 },
       secrets: { open: () => { throw new Error('no secrets here'); } },
       llm: { providerFor: async () => fakeProvider(processId) },
+      executions: new RunExecutions(),
     } as unknown as RunEnginePorts;
     const state = await executeRun(ports, processId, workerId);
     return { state, events: await raw.readStream(runStreamId(processId)) };

@@ -16,6 +16,7 @@ import { KafkaRelay } from '../../infra/bus/kafka-relay.js';
 import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
 import { createLogger } from '../../infra/logger/pino.js';
 import type { EventStore, ReadStreamOptions } from '../../ports/event-store.js';
+import { waitUntil } from '../support/wait.js';
 
 const EVERY = 16;
 const t = (second: number) => new Date(Date.UTC(2026, 2, 1) + second * 1000).toISOString();
@@ -266,10 +267,9 @@ describe('snapshots of long streams', () => {
     const relay = new KafkaRelay({ kafka: fakeKafka, eventStore: store, checkpoints, logger: createLogger('silent') });
     relay.start();
     try {
-      for (let i = 0; relay.status().position < head; i++) {
-        if (i > 500) throw new Error(`relay stuck at ${relay.status().position} of ${head}`);
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      await waitUntil(`the relay to publish up to ${head}`, () => relay.status().position >= head, 5_000, 10).catch((err: Error) => {
+        throw new Error(`${err.message}: relay stuck at ${relay.status().position}`);
+      });
     } finally {
       await relay.stop();
     }
