@@ -32,19 +32,8 @@ const chatOut = z.object({
 });
 const groupOut = z.object({ id: z.string(), name: z.string(), participants: z.array(z.string()) });
 
-const messageView = (m: MessageView) => ({
-  id: m.id,
-  chatId: m.chatId,
-  from: m.from,
-  to: m.to,
-  text: m.text,
-  timestamp: m.timestamp,
-  fromMe: m.fromMe,
-  replyTo: m.replyTo,
-  groupId: m.groupId,
-  ack: m.ack,
-  read: m.read,
-});
+// The stored message without its read-model fields (_id, sessionId, seq, ackVersion).
+const messageView = ({ id, chatId, from, to, text, timestamp, fromMe, replyTo, groupId, ack, read }: MessageView) => ({ id, chatId, from, to, text, timestamp, fromMe, replyTo, groupId, ack, read });
 const chatView = (c: ChatView) => ({ id: c.chatId, isGroup: c.isGroup, name: c.name, lastMessage: c.lastMessage, unreadCount: Math.max(0, c.unreadCount) });
 const groupView = (g: GroupView) => ({ id: g.id, name: g.name, participants: g.participants });
 

@@ -54,6 +54,19 @@ export interface StartedRunReply {
  * waiting for the read model; the lists (a flow's processes, its status, running processes) are
  * eventually consistent (README "Execution semantics").
  */
+/** What a run asked for through the API takes from the body and the caller (flow, mode and node come from the path). */
+function apiRunOf(input: AnyInput, body: z.infer<typeof runBody>) {
+  return {
+    inputs: body.inputs,
+    async: body.async,
+    requestedBy: input.principal!.userId,
+    source: 'api' as const,
+    saveToHistory: body.saveToHistory,
+    overrideConfig: body.overrideConfig ?? null,
+    scope: flowScopeOf(input.principal!),
+  };
+}
+
 export async function startRun(input: AnyInput, request: Omit<RunRequest, 'idempotencyKey' | 'claimBy'>): Promise<StartedRunReply> {
   const { services } = input;
   const userId = input.principal?.userId ?? null;
@@ -207,21 +220,10 @@ export const processingRoutes = [
     },
     seedStatuses: [200, 401, 404, 500],
     async handler(input) {
-      const { params, body, principal } = input;
+      const { params, body } = input;
       const flow = await runnableFlow(input, params.flowId);
       nodeOf(flow, params.nodeId);
-      const started = await startRun(input, {
-        flowId: params.flowId,
-        mode: 'node',
-        nodeId: params.nodeId,
-        inputs: body.inputs,
-        async: body.async,
-        requestedBy: principal!.userId,
-        source: 'api',
-        saveToHistory: body.saveToHistory,
-        overrideConfig: body.overrideConfig ?? null,
-        scope: flowScopeOf(principal!),
-      });
+      const started = await startRun(input, { ...apiRunOf(input, body), flowId: params.flowId, mode: 'node', nodeId: params.nodeId });
       return replyFor(started, 'node', params.nodeId, body.async);
     },
   }),
@@ -237,19 +239,9 @@ export const processingRoutes = [
     body: runBody,
     responses: { 200: { description: 'the finished run (status completed, failed, stopped or timed_out)', schema: anyBody }, 202: { description: 'queued', schema: queuedReply }, ...runErrors },
     async handler(input) {
-      const { params, body, principal } = input;
+      const { params, body } = input;
       await runnableFlow(input, params.flowId);
-      const started = await startRun(input, {
-        flowId: params.flowId,
-        mode: 'flow',
-        inputs: body.inputs,
-        async: body.async,
-        requestedBy: principal!.userId,
-        source: 'api',
-        saveToHistory: body.saveToHistory,
-        overrideConfig: body.overrideConfig ?? null,
-        scope: flowScopeOf(principal!),
-      });
+      const started = await startRun(input, { ...apiRunOf(input, body), flowId: params.flowId, mode: 'flow' });
       return replyFor(started, 'flow', null, body.async);
     },
   }),

@@ -1,25 +1,19 @@
 import type { RunEventData, RunSummary } from './events.js';
 import type { NodeRunState, RunState } from './state.js';
 
+/** The fields a run and its summary share as they are: which run of which flow, whose, how it was asked for. */
+function originOf(s: RunState | RunSummary) {
+  const { processId, flowId, flowVersion, ownerId, orgId, workspaceId, mode, nodeId, async, requestedBy, source, saveToHistory, idempotencyKey } = s;
+  return { processId, flowId, flowVersion, ownerId, orgId, workspaceId, mode, nodeId, async, requestedBy, source, saveToHistory, idempotencyKey };
+}
+
 /**
  * A finished run reduced to what retention keeps (runSummarySchema): nodes in definition order
  * with their type, status, timings, usage and error; no inputs, outputs or node outputs.
  */
 export function summaryOf(s: RunState): RunSummary {
   return {
-    processId: s.processId,
-    flowId: s.flowId,
-    flowVersion: s.flowVersion,
-    ownerId: s.ownerId,
-    orgId: s.orgId,
-    workspaceId: s.workspaceId,
-    mode: s.mode,
-    nodeId: s.nodeId,
-    async: s.async,
-    requestedBy: s.requestedBy,
-    source: s.source,
-    saveToHistory: s.saveToHistory,
-    idempotencyKey: s.idempotencyKey,
+    ...originOf(s),
     status: s.status as RunSummary['status'],
     workerId: s.workerId,
     resumes: s.resumes,
@@ -69,19 +63,7 @@ export function stateFromSummary(d: RunEventData<'RunHistoryPruned'>, initial: R
   return {
     ...initial,
     exists: true,
-    processId: s.processId,
-    flowId: s.flowId,
-    flowVersion: s.flowVersion,
-    ownerId: s.ownerId,
-    orgId: s.orgId,
-    workspaceId: s.workspaceId,
-    mode: s.mode,
-    nodeId: s.nodeId,
-    async: s.async,
-    requestedBy: s.requestedBy,
-    source: s.source,
-    saveToHistory: s.saveToHistory,
-    idempotencyKey: s.idempotencyKey,
+    ...originOf(s),
     definition: { nodes: s.nodes.map((n) => ({ id: n.nodeId, data: n.nodeType === null ? {} : { nodeType: n.nodeType } })) as RunState['definition']['nodes'], edges: [] },
     status: s.status,
     workerId: s.workerId,

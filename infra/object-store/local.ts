@@ -1,10 +1,11 @@
-import { createHash, createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { DomainError } from '../../domain/shared/decider.js';
 import type { ObjectStore, PutObjectOptions, SignedQuery, StoredObject } from '../../ports/object-store.js';
-import { assertObjectKey, tooLarge } from './keys.js';
+import { assertObjectKey } from './keys.js';
+import { MeteredBody } from './metered-body.js';
 
 interface Meta {
   contentType: string;
@@ -44,25 +45,20 @@ export class LocalObjectStore implements ObjectStore {
     const tmpDir = join(this.root, 'tmp');
     await mkdir(tmpDir, { recursive: true });
     const tmp = join(tmpDir, randomUUID());
-    const hash = createHash('sha256');
-    let size = 0;
+    const metered = new MeteredBody(body, options.maxBytes);
     const out = createWriteStream(tmp, { mode: 0o600 });
     const closed = new Promise<void>((ok, fail) => {
       out.on('close', ok);
       out.on('error', fail);
     });
     try {
-      const chunks = body instanceof Uint8Array ? [body] : body;
-      for await (const chunk of chunks) {
-        size += chunk.length;
-        if (options.maxBytes !== undefined && size > options.maxBytes) throw tooLarge(options.maxBytes);
-        hash.update(chunk);
+      for await (const chunk of metered) {
         if (!out.write(chunk)) await new Promise<void>((ok) => out.once('drain', ok));
       }
       out.end();
       await closed;
       await mkdir(dirname(target), { recursive: true });
-      const meta: Meta = { contentType: options.contentType, size, sha256: hash.digest('hex') };
+      const meta: Meta = { contentType: options.contentType, size: metered.size, sha256: metered.sha256() };
       const metaPath = this.pathOf('meta', key);
       await mkdir(dirname(metaPath), { recursive: true });
       await writeFile(metaPath, JSON.stringify(meta), { mode: 0o600 });

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
@@ -11,7 +10,8 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { ObjectStore, PutObjectOptions, StoredObject } from '../../ports/object-store.js';
-import { assertObjectKey, tooLarge } from './keys.js';
+import { assertObjectKey } from './keys.js';
+import { MeteredBody } from './metered-body.js';
 import { safeDownloadName } from './local.js';
 
 export interface S3ObjectStoreOptions {
@@ -60,8 +60,7 @@ export class S3ObjectStore implements ObjectStore {
   async put(key: string, body: AsyncIterable<Uint8Array> | Uint8Array, options: PutObjectOptions): Promise<StoredObject> {
     const Key = this.objectKey(key);
     const Bucket = this.options.bucket;
-    const hash = createHash('sha256');
-    let size = 0;
+    const metered = new MeteredBody(body, options.maxBytes);
     let buffered: Uint8Array[] = [];
     let bufferedBytes = 0;
     let uploadId: string | undefined;
@@ -81,16 +80,12 @@ export class S3ObjectStore implements ObjectStore {
     };
 
     try {
-      const chunks = body instanceof Uint8Array ? [body] : body;
-      for await (const chunk of chunks) {
-        size += chunk.length;
-        if (options.maxBytes !== undefined && size > options.maxBytes) throw tooLarge(options.maxBytes);
-        hash.update(chunk);
+      for await (const chunk of metered) {
         buffered.push(chunk);
         bufferedBytes += chunk.length;
         if (bufferedBytes >= PART_BYTES) await flushPart();
       }
-      const sha256 = hash.digest('hex');
+      const sha256 = metered.sha256();
       if (!uploadId) {
         const Body = Buffer.concat(buffered, bufferedBytes);
         await this.client.send(new PutObjectCommand({ Bucket, Key, Body, ContentLength: Body.length, ContentType: options.contentType, Metadata: { sha256 } }));
@@ -98,7 +93,7 @@ export class S3ObjectStore implements ObjectStore {
         if (bufferedBytes > 0) await flushPart();
         await this.client.send(new CompleteMultipartUploadCommand({ Bucket, Key, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
       }
-      return { key, size, contentType: options.contentType, sha256 };
+      return { key, size: metered.size, contentType: options.contentType, sha256 };
     } catch (err) {
       if (uploadId) await this.client.send(new AbortMultipartUploadCommand({ Bucket, Key, UploadId: uploadId })).catch(() => {});
       throw err;
