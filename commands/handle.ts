@@ -75,8 +75,12 @@ const CACHE_LIMIT = 10_000;
 /** Settled states (finished runs) kept: enough for the reads that follow an aggregate's last step. */
 const SETTLED_CACHE_LIMIT = 500;
 
-/** `snapshotAt`: revision of the stream's newest snapshot this process knows of (-1: none). */
-type Cached = { revision: number; state: unknown; snapshotAt: number };
+/**
+ * `snapshotAt`: revision of the stream's newest snapshot this process knows of (-1: none).
+ * `position`: global position of the event at `revision`, when this process saw it (its own append
+ * or a read); null when the state came from a snapshot and nothing was read after it.
+ */
+type Cached = { revision: number; state: unknown; snapshotAt: number; position: number | null };
 /** One decider's folded states: live ones, and settled ones in their own smaller LRU. */
 interface StateCache {
   live: Map<string, Cached>;
@@ -147,23 +151,28 @@ async function load<S, E>(store: EventStore, streamId: string, decider: Decider<
   const start = (cachedIn(cacheFor(store, decider), streamId) as (Cached & { state: S }) | undefined) ?? (await fromSnapshot(store, streamId, decider));
   const fresh = await store.readStream(streamId, start ? { fromRevision: start.revision + 1 } : undefined);
   const state = fold(decider.evolve, start ? start.state : decider.initialState, fresh as unknown as DomainEvent[]);
-  const revision = fresh.length > 0 ? fresh[fresh.length - 1].revision : (start?.revision ?? -1);
-  const snapshotAt = await remember(store, decider, streamId, revision, state, start?.snapshotAt ?? -1);
+  const last = fresh.length > 0 ? fresh[fresh.length - 1] : undefined;
+  const revision = last ? last.revision : (start?.revision ?? -1);
+  const position = last ? last.position : (start?.position ?? null);
+  const snapshotAt = await remember(store, decider, streamId, revision, position, state, start?.snapshotAt ?? -1);
   return { state, revision, snapshotAt };
 }
 
 async function fromSnapshot<S>(store: EventStore, streamId: string, decider: Decider<unknown, S, DomainEvent>): Promise<(Cached & { state: S }) | undefined> {
   const snapshot = await findSnapshot(store, streamId, decider);
-  return snapshot ? { ...snapshot, snapshotAt: snapshot.revision } : undefined;
+  return snapshot ? { ...snapshot, snapshotAt: snapshot.revision, position: null } : undefined;
 }
 
-/** The folded state this process last saw of a stream, without reading it (undefined when not cached). */
-export function cachedState<S>(store: EventStore, streamId: string, decider: Decider<any, S, any>): { state: S; revision: number; snapshotAt: number } | undefined {
-  return cachedIn(cacheFor(store, decider), streamId) as { state: S; revision: number; snapshotAt: number } | undefined;
+/**
+ * The folded state this process last saw of a stream, without reading it (undefined when not
+ * cached); `position` is the global position of its last event when this process knows it.
+ */
+export function cachedState<S>(store: EventStore, streamId: string, decider: Decider<any, S, any>): { state: S; revision: number; snapshotAt: number; position: number | null } | undefined {
+  return cachedIn(cacheFor(store, decider), streamId) as { state: S; revision: number; snapshotAt: number; position: number | null } | undefined;
 }
 
 /** Caches the folded state, first snapshotting it when due; returns the revision of the newest snapshot known (-1: none). */
-async function remember<S>(store: EventStore, decider: Decider<any, S, any>, streamId: string, revision: number, state: S, snapshotAt: number): Promise<number> {
+async function remember<S>(store: EventStore, decider: Decider<any, S, any>, streamId: string, revision: number, position: number | null, state: S, snapshotAt: number): Promise<number> {
   if (revision < 0) return snapshotAt;
   if (snapshotDue(store, decider, revision, snapshotAt)) {
     // Counted as taken even when not stored (too large): retried SNAPSHOT_EVERY events later, not at every command.
@@ -176,7 +185,7 @@ async function remember<S>(store: EventStore, decider: Decider<any, S, any>, str
   const settled = decider.settled?.(state) === true;
   const into = settled ? cache.settled : cache.live;
   // Re-inserted last: Map order doubles as least-recently-used order.
-  into.set(streamId, { revision, state, snapshotAt });
+  into.set(streamId, { revision, state, snapshotAt, position });
   if (into.size > (settled ? SETTLED_CACHE_LIMIT : CACHE_LIMIT)) into.delete(into.keys().next().value!);
   return snapshotAt;
 }
@@ -240,7 +249,7 @@ async function decideAndAppend<C, S, E extends DomainEvent>(store: EventStore, o
         events.map((e) => ({ id: randomUUID(), type: e.type, data: e.data, metadata })),
         expected,
       );
-      await remember(store, decider, streamId, result.revision, next, snapshotAt);
+      await remember(store, decider, streamId, result.revision, result.position, next, snapshotAt);
       return { events, state: next, revision: result.revision, position: result.position };
     } catch (err) {
       if (!(err instanceof ConcurrencyError)) throw err;

@@ -217,8 +217,18 @@ export async function startRun(
   }
   if (request.async) return { processId, state: null, repeated: null, position: result.position };
   const state = await ports.runs.execute(processId, ports.runs.localWorkerId);
-  const [last] = await eventStore.readStream(runStreamId(processId), { fromRevision: Math.max(0, state.version), maxCount: 1 });
-  return { processId, state, repeated: null, position: last?.position ?? result.position };
+  return { processId, state, repeated: null, position: (await runPositionAt(eventStore, processId, state.version)) ?? result.position };
+}
+
+/**
+ * The global position of the run's event at `revision`: from the handler's cache when this process
+ * appended or read that event last (the executor's own last append, the common case), else read.
+ */
+async function runPositionAt(store: EventStore, processId: string, revision: number): Promise<number | null> {
+  const known = cachedState(store, runStreamId(processId), runDecider);
+  if (known && known.revision === revision && known.position !== null) return known.position;
+  const [last] = await store.readStream(runStreamId(processId), { fromRevision: Math.max(0, revision), maxCount: 1 });
+  return last?.position ?? null;
 }
 
 /**

@@ -137,6 +137,20 @@ describe('command handler', () => {
     }
   });
 
+  it('remembers the global position of the last event it appended or read, so a caller need not read it back', async () => {
+    const created = await handleCommand(store, { streamId: 'probe-p', decider: probeDecider, command: create, context: context() });
+    expect(cachedState(store, 'probe-p', probeDecider)).to.include({ revision: 0, position: created.position });
+    await store.append('other-x', [{ id: 'x', type: 'Other', data: {}, metadata: { ...context(), occurredAt: '2026-01-01T00:00:00Z' } } as never], 'any');
+    const incremented = await handleCommand(store, { streamId: 'probe-p', decider: probeDecider, command: inc, context: context() });
+    expect(incremented.position).to.be.greaterThan(created.position!);
+    expect(cachedState(store, 'probe-p', probeDecider)).to.include({ revision: 1, position: incremented.position });
+    // Appended behind the handler's back (another process): the next load reads it and its position.
+    const behind = await store.append('probe-p', [{ id: 'y', type: 'ProbeIncremented', data: { by: 2, at: inc.at }, metadata: { ...context(), occurredAt: inc.at } } as never], 1);
+    const nothing = await handleCommand(store, { streamId: 'probe-p', decider: probeDecider, command: { ...inc, by: 0 }, context: context() });
+    expect(nothing.position).to.equal(null);
+    expect(cachedState(store, 'probe-p', probeDecider)).to.include({ revision: 2, position: behind.position });
+  });
+
   it('keeps only the latest 500 settled states in its folded-state cache, live ones up to 10,000', async () => {
     // Own decider objects: each decider has its own cache.
     const settledWhenIncremented = { ...probeDecider, settled: (s: { value: number }) => s.value > 0 };
