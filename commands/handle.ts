@@ -29,6 +29,14 @@ export interface HandleOptions<C, S, E extends DomainEvent> {
    * fresh read before the refusal is reported.
    */
   fromCache?: boolean;
+  /**
+   * The stream is one whose name the caller just made (a new run's processId): decide on the
+   * decider's initial state and append with `no_stream`, reading neither the stream nor its
+   * snapshots first. Still safe: should the stream exist after all, the append is refused and the
+   * command is decided again on the stream as read (which refuses it, e.g. RUN_ALREADY_EXISTS);
+   * a decision refused on the assumed empty state is decided again on a read before it is reported.
+   */
+  newStream?: boolean;
 }
 
 /** Several commands decided in turn, each on the state the events before it left, appended together. */
@@ -215,9 +223,14 @@ async function decideAndAppend<C, S, E extends DomainEvent>(store: EventStore, o
   const decider = options.decider as unknown as Decider<C, S, E>;
   const maxAttempts = options.expectedRevision === undefined ? (options.maxAttempts ?? runtimeOf(store).maxAttempts) : 1;
   let useCache = options.fromCache === true;
+  let assumeNew = options.newStream === true && options.expectedRevision === undefined;
   for (let attempt = 1; ; attempt++) {
-    const cached = useCache ? cachedState<S>(store, streamId, decider) : undefined;
+    // A state not read for this attempt: the cached one, or the empty state of a brand-new stream.
+    let cached: { state: S; revision: number; snapshotAt: number } | undefined = useCache || assumeNew ? cachedState<S>(store, streamId, decider) : undefined;
+    const assumedEmpty = !cached && assumeNew;
+    if (assumedEmpty) cached = { state: decider.initialState, revision: -1, snapshotAt: -1 };
     useCache = false;
+    assumeNew = false;
     const { state, revision, snapshotAt } = cached ?? (await load<S, E>(store, streamId, decider as unknown as Decider<unknown, S, DomainEvent>));
     if (options.expectedRevision !== undefined && options.expectedRevision !== revision) {
       throw new PreconditionFailedError(streamId, options.expectedRevision, revision);
@@ -239,7 +252,14 @@ async function decideAndAppend<C, S, E extends DomainEvent>(store: EventStore, o
       }
       throw err;
     }
-    if (events.length === 0) return { events, state, revision, position: null };
+    if (events.length === 0) {
+      // Nothing to do on an empty state that was only assumed: answer the stream as read instead.
+      if (assumedEmpty) {
+        attempt--;
+        continue;
+      }
+      return { events, state, revision, position: null };
+    }
     assertEventShapes(decider, events);
     const expected: ExpectedRevision = revision === -1 ? 'no_stream' : revision;
     try {
@@ -255,6 +275,11 @@ async function decideAndAppend<C, S, E extends DomainEvent>(store: EventStore, o
       if (!(err instanceof ConcurrencyError)) throw err;
       if (options.expectedRevision !== undefined) {
         throw new PreconditionFailedError(streamId, options.expectedRevision, typeof err.actual === 'number' ? err.actual : -1);
+      }
+      // The stream existed after all: read it and decide again (no pause, not an attempt: nobody raced us).
+      if (assumedEmpty) {
+        attempt--;
+        continue;
       }
       if (attempt >= maxAttempts) throw new ConflictError(streamId);
       await pause(attempt);

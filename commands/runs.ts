@@ -63,6 +63,8 @@ export async function requestRun(store: EventStore, context: CommandContext, pro
       at: context.now.toISOString(),
     },
     context,
+    // A processId the caller just made: no read of a stream that cannot exist yet.
+    newStream: true,
   });
 }
 
