@@ -185,13 +185,15 @@ export async function startRun(
   context: CommandContext,
   request: Omit<RunRequest, 'idempotencyKey' | 'claimBy'>,
   caller: { userId: string | null; idempotencyKey: string | null },
+  folded?: FlowState,
 ): Promise<StartedRun> {
   const { eventStore } = ports;
   const { userId } = caller;
   const key = userId ? caller.idempotencyKey : null;
   const processId = ports.newId();
-  // The flow folded once from its stream for the whole request (the budget check and the run's snapshot).
-  const flow = (await loadState(eventStore, flowStreamId(request.flowId), flowDecider)).state;
+  // The flow folded once from its stream for the whole request (the budget check and the run's
+  // snapshot); `folded` when the caller folded it in this same request already (the route's checks).
+  const flow = folded ?? (await loadState(eventStore, flowStreamId(request.flowId), flowDecider)).state;
   await assertRunWithinBudget(eventStore, context, request, flow);
   if (key && userId) {
     let owned = false;

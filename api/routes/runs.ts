@@ -67,11 +67,11 @@ function apiRunOf(input: AnyInput, body: z.infer<typeof runBody>) {
   };
 }
 
-export async function startRun(input: AnyInput, request: Omit<RunRequest, 'idempotencyKey' | 'claimBy'>): Promise<StartedRunReply> {
+export async function startRun(input: AnyInput, request: Omit<RunRequest, 'idempotencyKey' | 'claimBy'>, folded?: FlowState): Promise<StartedRunReply> {
   const { services } = input;
   const userId = input.principal?.userId ?? null;
   const ports = { eventStore: services.eventStore, runs: services.runs, newId: services.newId, settings: services.config };
-  const started = await startRunCommand(ports, input.command, request, { userId, idempotencyKey: userId ? idempotencyKeyOf(input) : null });
+  const started = await startRunCommand(ports, input.command, request, { userId, idempotencyKey: userId ? idempotencyKeyOf(input) : null }, folded);
   const finished = started.repeated ?? started.state;
   if (!request.async && finished) await settleFinishedRun(input, started.processId, finished, started.position);
   if (started.repeated) return { processId: started.processId, state: null, repeated: runStateView(started.processId, started.repeated) };
