@@ -102,9 +102,10 @@ async function settleFinishedRun(input: AnyInput, processId: string, run: RunSta
 }
 
 /**
- * The flow a run is started on, from its own stream (through the handler's folded-state cache,
- * which requestRun reads again at no cost), not from the read model: starting a run reads
- * nothing but the log, so its answer never waits on the read store (README "Execution semantics").
+ * The flow a run is started on, from its own stream (through the handler's folded-state cache),
+ * not from the read model: starting a run reads nothing but the log, so its answer never waits on
+ * the read store (README "Execution semantics"). Routes pass it on to startRun, which then does not
+ * fold it again.
  */
 export async function runnableFlow(input: AnyInput, flowId: string): Promise<FlowState> {
   const flow = (await loadState(input.services.eventStore, flowStreamId(flowId), flowDecider)).state;
@@ -223,7 +224,7 @@ export const processingRoutes = [
       const { params, body } = input;
       const flow = await runnableFlow(input, params.flowId);
       nodeOf(flow, params.nodeId);
-      const started = await startRun(input, { ...apiRunOf(input, body), flowId: params.flowId, mode: 'node', nodeId: params.nodeId });
+      const started = await startRun(input, { ...apiRunOf(input, body), flowId: params.flowId, mode: 'node', nodeId: params.nodeId }, flow);
       return replyFor(started, 'node', params.nodeId, body.async);
     },
   }),
@@ -240,8 +241,8 @@ export const processingRoutes = [
     responses: { 200: { description: 'the finished run (status completed, failed, stopped or timed_out)', schema: anyBody }, 202: { description: 'queued', schema: queuedReply }, ...runErrors },
     async handler(input) {
       const { params, body } = input;
-      await runnableFlow(input, params.flowId);
-      const started = await startRun(input, { ...apiRunOf(input, body), flowId: params.flowId, mode: 'flow' });
+      const flow = await runnableFlow(input, params.flowId);
+      const started = await startRun(input, { ...apiRunOf(input, body), flowId: params.flowId, mode: 'flow' }, flow);
       return replyFor(started, 'flow', null, body.async);
     },
   }),
