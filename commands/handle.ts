@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DomainError, fold, type Decider } from '../domain/shared/decider.js';
 import { wasChecked, type DomainEvent, type EventMetadata } from '../domain/shared/events.js';
-import { ConcurrencyError, type EventStore, type ExpectedRevision } from '../ports/event-store.js';
+import { ConcurrencyError, type EventStore, type ExpectedRevision, type PendingStream } from '../ports/event-store.js';
 import { findSnapshot, saveSnapshot, snapshotDue } from './snapshots.js';
 import { oneWriterPerStream } from './stream-writers.js';
 
@@ -37,6 +37,13 @@ export interface HandleOptions<C, S, E extends DomainEvent> {
    * a decision refused on the assumed empty state is decided again on a read before it is reported.
    */
   newStream?: boolean;
+  /**
+   * A stream not in the log yet whose events this caller holds (PendingStream): while it is not
+   * flushed, the command is decided on the held state and its events are added to the held ones
+   * (with this command's metadata) instead of appended; `position` is then null. Once flushed, the
+   * option is ignored.
+   */
+  pending?: PendingStream<S>;
 }
 
 /** Several commands decided in turn, each on the state the events before it left, appended together. */
@@ -218,9 +225,63 @@ const MAX_BACKOFF_MS = 50;
 
 const pause = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(MAX_BACKOFF_MS, 2 ** attempt)));
 
+/** A stream whose events the caller will hold (see PendingStream), starting empty. */
+export function pendingStream<S>(streamId: string, decider: Decider<any, S, any>): PendingStream<S> {
+  return { streamId, state: decider.initialState, revision: -1, events: [], flushed: false };
+}
+
+/**
+ * Appends the events held for a pending stream, all at once with `no_stream`, in turn with the
+ * stream's other writers of this process, and caches the state they lead to; later calls do
+ * nothing. Resolves with the position of the last event (null when nothing was held). A failed
+ * append keeps the events held (the caller's error; a later flush tries again).
+ */
+export function flushPending<S>(store: EventStore, decider: Decider<any, S, any>, pending: PendingStream<S>): Promise<number | null> {
+  return oneWriterPerStream(store, pending.streamId, async () => {
+    if (pending.flushed) return null;
+    if (pending.events.length === 0) {
+      pending.flushed = true;
+      return null;
+    }
+    let result;
+    try {
+      result = await store.append(pending.streamId, pending.events, 'no_stream');
+    } catch (err) {
+      // Only this writer knows the stream's name: that it exists is not a race to retry.
+      if (err instanceof ConcurrencyError) throw new ConflictError(pending.streamId);
+      throw err;
+    }
+    pending.flushed = true;
+    pending.events = [];
+    await remember(store, decider, pending.streamId, result.revision, result.position, pending.state, -1);
+    return result.position;
+  });
+}
+
+/** Decides the commands on the held state of a pending stream and holds their events too. */
+function decideIntoPending<C, S, E extends DomainEvent>(decider: Decider<C, S, E>, options: HandleManyOptions<C, S, E>, pending: PendingStream<S>): HandleResult<S, E> {
+  const events: E[] = [];
+  let next = pending.state;
+  for (const commandOf of options.commands) {
+    const decided = decider.decide(commandOf(next), next);
+    if (decided.length === 0) continue;
+    events.push(...decided);
+    next = fold(decider.evolve, next, decided);
+  }
+  if (events.length > 0) {
+    assertEventShapes(decider, events);
+    const metadata = metadataOf(options.context);
+    pending.events.push(...events.map((e) => ({ id: randomUUID(), type: e.type, data: e.data, metadata })));
+    pending.state = next;
+    pending.revision += events.length;
+  }
+  return { events, state: next, revision: pending.revision, position: null };
+}
+
 async function decideAndAppend<C, S, E extends DomainEvent>(store: EventStore, options: HandleManyOptions<C, S, E>): Promise<HandleResult<S, E>> {
   const { streamId } = options;
   const decider = options.decider as unknown as Decider<C, S, E>;
+  if (options.pending && !options.pending.flushed) return decideIntoPending(decider, options, options.pending);
   const maxAttempts = options.expectedRevision === undefined ? (options.maxAttempts ?? runtimeOf(store).maxAttempts) : 1;
   let useCache = options.fromCache === true;
   let assumeNew = options.newStream === true && options.expectedRevision === undefined;
