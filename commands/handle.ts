@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DomainError, fold, type Decider } from '../domain/shared/decider.js';
 import { wasChecked, type DomainEvent, type EventMetadata } from '../domain/shared/events.js';
-import { ConcurrencyError, type EventStore, type ExpectedRevision } from '../ports/event-store.js';
+import { ConcurrencyError, type EventStore, type ExpectedRevision, type PendingStream } from '../ports/event-store.js';
 import { findSnapshot, saveSnapshot, snapshotDue } from './snapshots.js';
 import { oneWriterPerStream } from './stream-writers.js';
 
@@ -29,6 +29,21 @@ export interface HandleOptions<C, S, E extends DomainEvent> {
    * fresh read before the refusal is reported.
    */
   fromCache?: boolean;
+  /**
+   * The stream is one whose name the caller just made (a new run's processId): decide on the
+   * decider's initial state and append with `no_stream`, reading neither the stream nor its
+   * snapshots first. Still safe: should the stream exist after all, the append is refused and the
+   * command is decided again on the stream as read (which refuses it, e.g. RUN_ALREADY_EXISTS);
+   * a decision refused on the assumed empty state is decided again on a read before it is reported.
+   */
+  newStream?: boolean;
+  /**
+   * A stream not in the log yet whose events this caller holds (PendingStream): while it is not
+   * flushed, the command is decided on the held state and its events are added to the held ones
+   * (with this command's metadata) instead of appended; `position` is then null. Once flushed, the
+   * option is ignored.
+   */
+  pending?: PendingStream<S>;
 }
 
 /** Several commands decided in turn, each on the state the events before it left, appended together. */
@@ -75,8 +90,12 @@ const CACHE_LIMIT = 10_000;
 /** Settled states (finished runs) kept: enough for the reads that follow an aggregate's last step. */
 const SETTLED_CACHE_LIMIT = 500;
 
-/** `snapshotAt`: revision of the stream's newest snapshot this process knows of (-1: none). */
-type Cached = { revision: number; state: unknown; snapshotAt: number };
+/**
+ * `snapshotAt`: revision of the stream's newest snapshot this process knows of (-1: none).
+ * `position`: global position of the event at `revision`, when this process saw it (its own append
+ * or a read); null when the state came from a snapshot and nothing was read after it.
+ */
+type Cached = { revision: number; state: unknown; snapshotAt: number; position: number | null };
 /** One decider's folded states: live ones, and settled ones in their own smaller LRU. */
 interface StateCache {
   live: Map<string, Cached>;
@@ -147,23 +166,28 @@ async function load<S, E>(store: EventStore, streamId: string, decider: Decider<
   const start = (cachedIn(cacheFor(store, decider), streamId) as (Cached & { state: S }) | undefined) ?? (await fromSnapshot(store, streamId, decider));
   const fresh = await store.readStream(streamId, start ? { fromRevision: start.revision + 1 } : undefined);
   const state = fold(decider.evolve, start ? start.state : decider.initialState, fresh as unknown as DomainEvent[]);
-  const revision = fresh.length > 0 ? fresh[fresh.length - 1].revision : (start?.revision ?? -1);
-  const snapshotAt = await remember(store, decider, streamId, revision, state, start?.snapshotAt ?? -1);
+  const last = fresh.length > 0 ? fresh[fresh.length - 1] : undefined;
+  const revision = last ? last.revision : (start?.revision ?? -1);
+  const position = last ? last.position : (start?.position ?? null);
+  const snapshotAt = await remember(store, decider, streamId, revision, position, state, start?.snapshotAt ?? -1);
   return { state, revision, snapshotAt };
 }
 
 async function fromSnapshot<S>(store: EventStore, streamId: string, decider: Decider<unknown, S, DomainEvent>): Promise<(Cached & { state: S }) | undefined> {
   const snapshot = await findSnapshot(store, streamId, decider);
-  return snapshot ? { ...snapshot, snapshotAt: snapshot.revision } : undefined;
+  return snapshot ? { ...snapshot, snapshotAt: snapshot.revision, position: null } : undefined;
 }
 
-/** The folded state this process last saw of a stream, without reading it (undefined when not cached). */
-export function cachedState<S>(store: EventStore, streamId: string, decider: Decider<any, S, any>): { state: S; revision: number; snapshotAt: number } | undefined {
-  return cachedIn(cacheFor(store, decider), streamId) as { state: S; revision: number; snapshotAt: number } | undefined;
+/**
+ * The folded state this process last saw of a stream, without reading it (undefined when not
+ * cached); `position` is the global position of its last event when this process knows it.
+ */
+export function cachedState<S>(store: EventStore, streamId: string, decider: Decider<any, S, any>): { state: S; revision: number; snapshotAt: number; position: number | null } | undefined {
+  return cachedIn(cacheFor(store, decider), streamId) as { state: S; revision: number; snapshotAt: number; position: number | null } | undefined;
 }
 
 /** Caches the folded state, first snapshotting it when due; returns the revision of the newest snapshot known (-1: none). */
-async function remember<S>(store: EventStore, decider: Decider<any, S, any>, streamId: string, revision: number, state: S, snapshotAt: number): Promise<number> {
+async function remember<S>(store: EventStore, decider: Decider<any, S, any>, streamId: string, revision: number, position: number | null, state: S, snapshotAt: number): Promise<number> {
   if (revision < 0) return snapshotAt;
   if (snapshotDue(store, decider, revision, snapshotAt)) {
     // Counted as taken even when not stored (too large): retried SNAPSHOT_EVERY events later, not at every command.
@@ -176,7 +200,7 @@ async function remember<S>(store: EventStore, decider: Decider<any, S, any>, str
   const settled = decider.settled?.(state) === true;
   const into = settled ? cache.settled : cache.live;
   // Re-inserted last: Map order doubles as least-recently-used order.
-  into.set(streamId, { revision, state, snapshotAt });
+  into.set(streamId, { revision, state, snapshotAt, position });
   if (into.size > (settled ? SETTLED_CACHE_LIMIT : CACHE_LIMIT)) into.delete(into.keys().next().value!);
   return snapshotAt;
 }
@@ -201,14 +225,73 @@ const MAX_BACKOFF_MS = 50;
 
 const pause = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(MAX_BACKOFF_MS, 2 ** attempt)));
 
+/** A stream whose events the caller will hold (see PendingStream), starting empty. */
+export function pendingStream<S>(streamId: string, decider: Decider<any, S, any>): PendingStream<S> {
+  return { streamId, state: decider.initialState, revision: -1, events: [], flushed: false };
+}
+
+/**
+ * Appends the events held for a pending stream, all at once with `no_stream`, in turn with the
+ * stream's other writers of this process, and caches the state they lead to; later calls do
+ * nothing. Resolves with the position of the last event (null when nothing was held). A failed
+ * append keeps the events held (the caller's error; a later flush tries again).
+ */
+export function flushPending<S>(store: EventStore, decider: Decider<any, S, any>, pending: PendingStream<S>): Promise<number | null> {
+  return oneWriterPerStream(store, pending.streamId, async () => {
+    if (pending.flushed) return null;
+    if (pending.events.length === 0) {
+      pending.flushed = true;
+      return null;
+    }
+    let result;
+    try {
+      result = await store.append(pending.streamId, pending.events, 'no_stream');
+    } catch (err) {
+      // Only this writer knows the stream's name: that it exists is not a race to retry.
+      if (err instanceof ConcurrencyError) throw new ConflictError(pending.streamId);
+      throw err;
+    }
+    pending.flushed = true;
+    pending.events = [];
+    await remember(store, decider, pending.streamId, result.revision, result.position, pending.state, -1);
+    return result.position;
+  });
+}
+
+/** Decides the commands on the held state of a pending stream and holds their events too. */
+function decideIntoPending<C, S, E extends DomainEvent>(decider: Decider<C, S, E>, options: HandleManyOptions<C, S, E>, pending: PendingStream<S>): HandleResult<S, E> {
+  const events: E[] = [];
+  let next = pending.state;
+  for (const commandOf of options.commands) {
+    const decided = decider.decide(commandOf(next), next);
+    if (decided.length === 0) continue;
+    events.push(...decided);
+    next = fold(decider.evolve, next, decided);
+  }
+  if (events.length > 0) {
+    assertEventShapes(decider, events);
+    const metadata = metadataOf(options.context);
+    pending.events.push(...events.map((e) => ({ id: randomUUID(), type: e.type, data: e.data, metadata })));
+    pending.state = next;
+    pending.revision += events.length;
+  }
+  return { events, state: next, revision: pending.revision, position: null };
+}
+
 async function decideAndAppend<C, S, E extends DomainEvent>(store: EventStore, options: HandleManyOptions<C, S, E>): Promise<HandleResult<S, E>> {
   const { streamId } = options;
   const decider = options.decider as unknown as Decider<C, S, E>;
+  if (options.pending && !options.pending.flushed) return decideIntoPending(decider, options, options.pending);
   const maxAttempts = options.expectedRevision === undefined ? (options.maxAttempts ?? runtimeOf(store).maxAttempts) : 1;
   let useCache = options.fromCache === true;
+  let assumeNew = options.newStream === true && options.expectedRevision === undefined;
   for (let attempt = 1; ; attempt++) {
-    const cached = useCache ? cachedState<S>(store, streamId, decider) : undefined;
+    // A state not read for this attempt: the cached one, or the empty state of a brand-new stream.
+    let cached: { state: S; revision: number; snapshotAt: number } | undefined = useCache || assumeNew ? cachedState<S>(store, streamId, decider) : undefined;
+    const assumedEmpty = !cached && assumeNew;
+    if (assumedEmpty) cached = { state: decider.initialState, revision: -1, snapshotAt: -1 };
     useCache = false;
+    assumeNew = false;
     const { state, revision, snapshotAt } = cached ?? (await load<S, E>(store, streamId, decider as unknown as Decider<unknown, S, DomainEvent>));
     if (options.expectedRevision !== undefined && options.expectedRevision !== revision) {
       throw new PreconditionFailedError(streamId, options.expectedRevision, revision);
@@ -230,7 +313,14 @@ async function decideAndAppend<C, S, E extends DomainEvent>(store: EventStore, o
       }
       throw err;
     }
-    if (events.length === 0) return { events, state, revision, position: null };
+    if (events.length === 0) {
+      // Nothing to do on an empty state that was only assumed: answer the stream as read instead.
+      if (assumedEmpty) {
+        attempt--;
+        continue;
+      }
+      return { events, state, revision, position: null };
+    }
     assertEventShapes(decider, events);
     const expected: ExpectedRevision = revision === -1 ? 'no_stream' : revision;
     try {
@@ -240,12 +330,17 @@ async function decideAndAppend<C, S, E extends DomainEvent>(store: EventStore, o
         events.map((e) => ({ id: randomUUID(), type: e.type, data: e.data, metadata })),
         expected,
       );
-      await remember(store, decider, streamId, result.revision, next, snapshotAt);
+      await remember(store, decider, streamId, result.revision, result.position, next, snapshotAt);
       return { events, state: next, revision: result.revision, position: result.position };
     } catch (err) {
       if (!(err instanceof ConcurrencyError)) throw err;
       if (options.expectedRevision !== undefined) {
         throw new PreconditionFailedError(streamId, options.expectedRevision, typeof err.actual === 'number' ? err.actual : -1);
+      }
+      // The stream existed after all: read it and decide again (no pause, not an attempt: nobody raced us).
+      if (assumedEmpty) {
+        attempt--;
+        continue;
       }
       if (attempt >= maxAttempts) throw new ConflictError(streamId);
       await pause(attempt);

@@ -2,10 +2,10 @@ import { flowDecider, flowNotFound, flowStreamId, isVisibleTo, nodeNotFound, typ
 import { isFinished, runDecider, runStreamId, type OverrideConfig, type RunCommand, type RunMode, type RunState } from '../domain/runs/index.js';
 import { DomainError } from '../domain/shared/decider.js';
 import { sleep } from '../lib/sleep.js';
-import type { EventStore } from '../ports/event-store.js';
+import type { EventStore, PendingStream } from '../ports/event-store.js';
 import type { LlmProviderId } from '../ports/llm.js';
 import type { RunExecutor, RunSettings } from '../ports/runs.js';
-import { cachedState, handleCommand, handleCommands, loadState, type CommandContext } from './handle.js';
+import { cachedState, flushPending, handleCommand, handleCommands, loadState, pendingStream, type CommandContext } from './handle.js';
 import { assertWithinBudget } from './orgs-budget.js';
 import { claimReservation, releaseReservation, reservationStreamId } from './reservations.js';
 
@@ -32,7 +32,12 @@ export interface RunRequest {
   claimBy?: string;
 }
 
-export async function requestRun(store: EventStore, context: CommandContext, processId: string, request: RunRequest, folded?: FlowState) {
+/**
+ * `pending`: a synchronous run this process executes itself — its RunRequested (and RunStarted)
+ * are held there instead of appended; the executor appends them with its first durable step
+ * (PendingStream).
+ */
+export async function requestRun(store: EventStore, context: CommandContext, processId: string, request: RunRequest, folded?: FlowState, pending?: PendingStream<RunState>) {
   // `folded`: the flow as the caller folded it from its stream in this same request (startRun).
   const flow = folded ?? (await loadState(store, flowStreamId(request.flowId), flowDecider)).state;
   if (!flow.exists || flow.deleted || (request.scope && !isVisibleTo(flow, request.scope))) throw flowNotFound();
@@ -63,6 +68,9 @@ export async function requestRun(store: EventStore, context: CommandContext, pro
       at: context.now.toISOString(),
     },
     context,
+    // A processId the caller just made: no read of a stream that cannot exist yet.
+    newStream: true,
+    pending,
   });
 }
 
@@ -70,23 +78,34 @@ type WithoutAt<C> = C extends unknown ? Omit<C, 'at'> : never;
 
 type OtherRunCommand = WithoutAt<Exclude<RunCommand, { type: 'RequestRun' }>>;
 
-/** Every other run command (the worker's and stop): time from the context. `fromCache`: see HandleOptions (the executor). */
-export function executeRunCommand(store: EventStore, context: CommandContext, processId: string, command: OtherRunCommand, options: { fromCache?: boolean } = {}) {
+/** Every other run command (the worker's and stop): time from the context. `fromCache`, `pending`: see HandleOptions (the executor). */
+export function executeRunCommand(store: EventStore, context: CommandContext, processId: string, command: OtherRunCommand, options: RunCommandOptions = {}) {
   return handleCommand(store, {
     streamId: runStreamId(processId),
     decider: runDecider,
     command: { ...command, at: context.now.toISOString() } as RunCommand,
     context,
     fromCache: options.fromCache,
+    pending: options.pending,
   });
+}
+
+export interface RunCommandOptions {
+  fromCache?: boolean;
+  pending?: PendingStream<RunState>;
 }
 
 /**
  * Several run commands decided in turn and appended together (a node's start and its end when it
  * finished within the tick it started in); each command carries its own `at`.
  */
-export function executeRunCommands(store: EventStore, context: CommandContext, processId: string, commands: ReadonlyArray<(state: RunState) => Exclude<RunCommand, { type: 'RequestRun' }>>, options: { fromCache?: boolean } = {}) {
-  return handleCommands(store, { streamId: runStreamId(processId), decider: runDecider, commands, context, fromCache: options.fromCache });
+export function executeRunCommands(store: EventStore, context: CommandContext, processId: string, commands: ReadonlyArray<(state: RunState) => Exclude<RunCommand, { type: 'RequestRun' }>>, options: RunCommandOptions = {}) {
+  return handleCommands(store, { streamId: runStreamId(processId), decider: runDecider, commands, context, fromCache: options.fromCache, pending: options.pending });
+}
+
+/** Appends what a pending run holds (see PendingStream); nothing when it was appended already. */
+export function flushPendingRun(store: EventStore, pending: PendingStream<RunState>) {
+  return flushPending(store, runDecider, pending);
 }
 
 export function requestStop(store: EventStore, context: CommandContext, processId: string, by: string | null) {
@@ -183,13 +202,15 @@ export async function startRun(
   context: CommandContext,
   request: Omit<RunRequest, 'idempotencyKey' | 'claimBy'>,
   caller: { userId: string | null; idempotencyKey: string | null },
+  folded?: FlowState,
 ): Promise<StartedRun> {
   const { eventStore } = ports;
   const { userId } = caller;
   const key = userId ? caller.idempotencyKey : null;
   const processId = ports.newId();
-  // The flow folded once from its stream for the whole request (the budget check and the run's snapshot).
-  const flow = (await loadState(eventStore, flowStreamId(request.flowId), flowDecider)).state;
+  // The flow folded once from its stream for the whole request (the budget check and the run's
+  // snapshot); `folded` when the caller folded it in this same request already (the route's checks).
+  const flow = folded ?? (await loadState(eventStore, flowStreamId(request.flowId), flowDecider)).state;
   await assertRunWithinBudget(eventStore, context, request, flow);
   if (key && userId) {
     let owned = false;
@@ -204,21 +225,37 @@ export async function startRun(
     }
     if (!owned) throw new DomainError('IDEMPOTENCY_KEY_IN_USE', 'another request with this Idempotency-Key is in progress; retry later', 'conflict');
   }
+  // A synchronous run is executed here: its events are held while its nodes run only in this
+  // process and appended together (the executor appends before anything reaches outside). Not with
+  // an Idempotency-Key: a request repeating the key waits for the run to appear in the log.
+  const pending = request.async || key ? undefined : pendingStream(runStreamId(processId), runDecider);
   let result;
   try {
     result = await requestRun(eventStore, context, processId, {
       ...request,
       idempotencyKey: key,
       ...(request.async ? {} : { claimBy: ports.runs.localWorkerId }),
-    }, key ? undefined : flow); // after waiting on a key, fold the flow again
+    }, key ? undefined : flow, pending); // after waiting on a key, fold the flow again
   } catch (err) {
     if (key && userId) await releaseIdempotencyKey(eventStore, context, userId, key, processId).catch(() => undefined);
     throw err;
   }
   if (request.async) return { processId, state: null, repeated: null, position: result.position };
-  const state = await ports.runs.execute(processId, ports.runs.localWorkerId);
-  const [last] = await eventStore.readStream(runStreamId(processId), { fromRevision: Math.max(0, state.version), maxCount: 1 });
-  return { processId, state, repeated: null, position: last?.position ?? result.position };
+  const state = await ports.runs.execute(processId, ports.runs.localWorkerId, pending);
+  // The executor appended what it held when it ended; an executor that did not, is made up for here.
+  if (pending) await flushPendingRun(eventStore, pending);
+  return { processId, state, repeated: null, position: (await runPositionAt(eventStore, processId, state.version)) ?? result.position };
+}
+
+/**
+ * The global position of the run's event at `revision`: from the handler's cache when this process
+ * appended or read that event last (the executor's own last append, the common case), else read.
+ */
+async function runPositionAt(store: EventStore, processId: string, revision: number): Promise<number | null> {
+  const known = cachedState(store, runStreamId(processId), runDecider);
+  if (known && known.revision === revision && known.position !== null) return known.position;
+  const [last] = await store.readStream(runStreamId(processId), { fromRevision: Math.max(0, revision), maxCount: 1 });
+  return last?.position ?? null;
 }
 
 /**

@@ -3,7 +3,7 @@ import { sleep } from '../lib/sleep.js';
 import { executeFlowCommand } from '../commands/flows.js';
 import type { CommandContext } from '../commands/handle.js';
 import { recordLlmSpend } from '../commands/orgs-budget.js';
-import { cachedRun, executeRunCommand, executeRunCommands, loadRun } from '../commands/runs.js';
+import { cachedRun, executeRunCommand, executeRunCommands, flushPendingRun, loadRun } from '../commands/runs.js';
 import {
   conditionalResultOf,
   conditionsOf,
@@ -28,7 +28,7 @@ import {
 import { openSecretVariables } from '../domain/flows/secrets.js';
 import { DomainError } from '../domain/shared/decider.js';
 import type { Clock } from '../ports/clock.js';
-import type { EventStore } from '../ports/event-store.js';
+import type { EventStore, PendingStream } from '../ports/event-store.js';
 import { isLlmAbort, isLlmProviderError } from '../ports/llm.js';
 import type { Logger } from '../ports/logger.js';
 import type { Metrics } from '../ports/metrics.js';
@@ -180,20 +180,38 @@ type WithoutAt<C> = C extends unknown ? Omit<C, 'at'> : never;
 export function createRunExecutor(ports: () => RunEnginePorts, localWorkerId: string): RunExecutor {
   return {
     localWorkerId,
-    execute: (processId, workerId) => executeRun(ports(), processId, workerId),
+    execute: (processId, workerId, pending) => executeRun(ports(), processId, workerId, pending),
     abort: (processId, reason) => ports().executions.abort(processId, reason),
     isExecuting: (processId) => ports().executions.isExecuting(processId),
   };
 }
 
-export async function executeRun(ports: RunEnginePorts, processId: string, workerId: string): Promise<RunState> {
+/**
+ * `pending`: a run this process requested and claimed without appending (a sync run, see
+ * PendingStream). Its events stay held while every node runs only in this process and finishes
+ * within its tick, and are appended together (with the step that needs it) before a node's start
+ * must be durable (a node that reaches outside, or a local node still running at its next turn),
+ * before anything about the run is written to another stream (node history, LLM spend), and at
+ * the latest when the run ends: a run of local nodes is ONE append. Until then the run is not in
+ * the log, so nobody else can stop, sweep or take it over, and its held state is the whole truth.
+ */
+export async function executeRun(ports: RunEnginePorts, processId: string, workerId: string, pending?: PendingStream<RunState>): Promise<RunState> {
   const { eventStore, clock, logger, settings, executions } = ports;
+  const held = () => pending !== undefined && !pending.flushed;
+  const flush = async () => {
+    if (held()) await flushPendingRun(eventStore, pending!);
+  };
   const started = executions.start(processId);
-  if (!started) return loadRun(eventStore, processId);
+  if (!started) {
+    await flush();
+    return loadRun(eventStore, processId);
+  }
   const controller: AbortController = started;
   const correlationId = randomUUID();
-  // A run this process just requested and claimed (a sync run) is in the handler's cache as it stands.
-  let run = cachedRun(eventStore, processId) ?? (await loadRun(eventStore, processId));
+  // A run this process just requested and claimed (a sync run) is held, or in the handler's cache, as it stands.
+  let run = (held() ? pending!.state : cachedRun(eventStore, processId)) ?? (await loadRun(eventStore, processId));
+  // Decisions on a held run are added to what it holds (HandleOptions.pending) until it is appended.
+  const onRun = { pending };
   const kinds = nodeKindsFor(ports);
   const llm = llmCapabilityFor(ports.llm, run.orgId, run.ownerId);
   const inFlight = new Map<string, Promise<void>>();
@@ -210,21 +228,23 @@ export async function executeRun(ports: RunEnginePorts, processId: string, worke
     const data = effectiveNodeData(node, known);
     let attempt: number | null = null;
     const recordStart = async () => {
-      const started = await executeRunCommand(eventStore, ctx(), processId, { type: 'StartNode', workerId, nodeId }, { fromCache: true });
+      const started = await executeRunCommand(eventStore, ctx(), processId, { type: 'StartNode', workerId, nodeId }, { fromCache: true, ...onRun });
+      // Durable before the node runs on: with whatever the run held before it, in the same append.
+      await flush();
       attempt = nodeStateOf(started.state, nodeId)!.attempts;
     };
     if (!runsLocally(kinds, node, data)) await recordStart();
     const startedAt = clock.now().toISOString();
     /** The node's end, with its start when that is not recorded yet. */
     const recordEnd = (end: (attempt: number) => NodeEnd) => {
-      if (attempt !== null) return executeRunCommand(eventStore, ctx(), processId, end(attempt), { fromCache: true });
+      if (attempt !== null) return executeRunCommand(eventStore, ctx(), processId, end(attempt), { fromCache: true, ...onRun });
       const endedAt = clock.now().toISOString();
       return executeRunCommands(
         eventStore,
         ctx(),
         processId,
         [() => ({ type: 'StartNode', workerId, nodeId, at: startedAt }), (s) => ({ ...end(nodeStateOf(s, nodeId)!.attempts), at: endedAt }) as RunCommand as never],
-        { fromCache: true },
+        { fromCache: true, ...onRun },
       );
     };
     const time = nodeDeadline(controller.signal, settings.NODE_TIMEOUT_MS);
@@ -280,6 +300,10 @@ export async function executeRun(ports: RunEnginePorts, processId: string, worke
 
   /** Side effects outside the run stream; their failure never fails the run. */
   async function afterNode(nodeId: string, status: 'completed' | 'failed', output: unknown, error: string | null, usage: NodeUsage | null, executionTime: number) {
+    const spends = usage !== null && usage.cost > 0 && run.orgId !== null;
+    // Nothing names the run outside its stream before the run is in the log (outside the try: a
+    // failed append is the run's failure, not a side effect's).
+    if (spends || run.saveToHistory) await flush();
     try {
       if (usage && usage.cost > 0 && run.orgId) {
         await recordLlmSpend(eventStore, ctx(), { orgId: run.orgId, amountUsd: usage.cost, runId: processId, spendId: `${processId}:${nodeId}` });
@@ -301,6 +325,8 @@ export async function executeRun(ports: RunEnginePorts, processId: string, worke
   // recorded by another process is seen; an append on a stale state conflicts and reads anyway.
   let readAt = performance.now();
   const currentRun = async () => {
+    // A held run is not in the log: there is nothing another process could have written to it.
+    if (held()) return pending!.state;
     const cached = performance.now() - readAt < POLL_MS ? cachedRun(eventStore, processId) : undefined;
     if (cached) return cached;
     readAt = performance.now();
@@ -308,12 +334,14 @@ export async function executeRun(ports: RunEnginePorts, processId: string, worke
   };
   try {
     for (;;) {
+      // Aborted (a stop, an agent's turn ending) while held: from here on the run is written and read like any other.
+      if (controller.signal.aborted) await flush();
       run = await currentRun();
       // Ended meanwhile (timed out here or by a worker's sweep): in-flight calls are aborted like on a stop.
       if (run.exists && isFinished(run.status) && inFlight.size > 0) controller.abort(new Error(`the run is ${run.status}`));
       if (!run.exists || isFinished(run.status) || run.workerId !== workerId) break;
       if (clock.now().getTime() >= deadline()) {
-        await executeRunCommand(eventStore, ctx(), processId, { type: 'TimeOutRun', timeoutMs: settings.RUN_TIMEOUT_MS });
+        await executeRunCommand(eventStore, ctx(), processId, { type: 'TimeOutRun', timeoutMs: settings.RUN_TIMEOUT_MS }, onRun);
         continue;
       }
       if (run.stopRequested) controller.abort(new Error('stop requested'));
@@ -332,7 +360,7 @@ export async function executeRun(ports: RunEnginePorts, processId: string, worke
         }
       }
       if (inFlight.size === 0) {
-        if (run.stopRequested) await executeRunCommand(eventStore, ctx(), processId, { type: 'ConfirmStop', workerId });
+        if (run.stopRequested) await executeRunCommand(eventStore, ctx(), processId, { type: 'ConfirmStop', workerId }, onRun);
         else if (steps.ready.length === 0) break;
         continue;
       }
@@ -345,12 +373,17 @@ export async function executeRun(ports: RunEnginePorts, processId: string, worke
     logger.error({ processId, err: (err as Error).message }, 'run execution failed');
     await Promise.allSettled(inFlight.values());
     try {
-      await executeRunCommand(eventStore, ctx(), processId, { type: 'FailRun', workerId, code: 'EXECUTION_ERROR', reason: (err as Error).message });
+      await executeRunCommand(eventStore, ctx(), processId, { type: 'FailRun', workerId, code: 'EXECUTION_ERROR', reason: (err as Error).message }, onRun);
     } catch {
       // Already finished, or the store is gone; a resume will look at it again.
     }
   } finally {
-    executions.end(processId);
+    try {
+      // The run's end, and everything it held before it, in one append.
+      await flush();
+    } finally {
+      executions.end(processId);
+    }
   }
   // The run as this loop left it (its own last append), unless the stream was not read for a while.
   return (performance.now() - readAt < POLL_MS && cachedRun(eventStore, processId)) || loadRun(eventStore, processId);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { executeRunCommand, loadRun } from '../commands/runs.js';
+import { cachedRun, executeRunCommand, loadRun } from '../commands/runs.js';
 import { DomainError } from '../domain/shared/decider.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { Consumer } from '../ports/bus.js';
@@ -45,6 +45,11 @@ export function runWorker(ports: RunWorkerPorts, workerName: string): Consumer {
         return;
       }
       if (event.type !== 'RunRequested') return;
+      // A run this process already folded past `queued` (a sync run it claimed in its request, one
+      // it executes or saw end) needs no read: a run's status never goes back to queued. A run not
+      // in the cache, or still queued there, is read from its stream as before.
+      const known = cachedRun(eventStore, processId);
+      if (known?.exists && known.status !== 'queued') return;
       let run = await loadRun(eventStore, processId);
       if (run.status !== 'queued' || run.stopRequested) return;
       const waits = slots.full();

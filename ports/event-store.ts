@@ -80,3 +80,21 @@ export class ConcurrencyError extends Error {
     this.name = 'ConcurrencyError';
   }
 }
+
+/**
+ * Events decided for a stream that is not in the log yet, held by the one writer that knows the
+ * stream's name (a synchronous run executed in the process that requested it) so that they are
+ * appended at once, with `no_stream`, when something must become durable or the work ends
+ * (`flushPending` in commands/handle.ts). Nobody else can address the stream before that, so the
+ * held state is the stream's whole truth.
+ */
+export interface PendingStream<S> {
+  readonly streamId: string;
+  /** The state after the held events (the decider's initial state while none is held). */
+  state: S;
+  /** The revision the stream will have once the held events are appended (-1: none held). */
+  revision: number;
+  events: NewEvent[];
+  /** Set once the held events were appended: from then on the stream is written like any other. */
+  flushed: boolean;
+}

@@ -1,6 +1,7 @@
 import type { RunState } from '../domain/runs/index.js';
 import type { WorkerPresence } from '../domain/workers/liveness.js';
 import type { Config } from '../infra/config/index.js';
+import type { PendingStream } from './event-store.js';
 
 /** The configuration the run engine reads (a slice of it). */
 export type RunSettings = Pick<
@@ -16,8 +17,13 @@ export type RunSettings = Pick<
 export interface RunExecutor {
   /** This process's worker id: a synchronous run is claimed by it in the decision that requests it. */
   readonly localWorkerId: string;
-  /** Executes a claimed run to its end (or until another worker holds it); resolves with its state. */
-  execute(processId: string, workerId: string): Promise<RunState>;
+  /**
+   * Executes a claimed run to its end (or until another worker holds it); resolves with its state.
+   * `pending`: a run this process requested and claimed without appending yet (a synchronous run):
+   * its events stay held while its nodes run only in this process, and are appended before a node
+   * reaches outside or anything is written elsewhere about it, and at the latest when it ends.
+   */
+  execute(processId: string, workerId: string, pending?: PendingStream<RunState>): Promise<RunState>;
   /** Aborts the in-flight calls of a run this process executes (a stop); nothing when it executes none. */
   abort(processId: string, reason?: string): void;
   isExecuting(processId: string): boolean;

@@ -30,7 +30,8 @@ export const publicTriggerRoutes = [
     async handler(input) {
       const { flow } = await requireTriggerKey(input.services, input.koa, input.params.flowId, null);
       const async = input.query.async === 'true';
-      const started = await startRun(input, { flowId: flow.id, mode: 'flow', inputs: input.body ?? {}, async, requestedBy: null, source: 'trigger', scope: null });
+      // The flow the key was checked on, folded from its stream moments ago: the run snapshots it.
+      const started = await startRun(input, { flowId: flow.id, mode: 'flow', inputs: input.body ?? {}, async, requestedBy: null, source: 'trigger', scope: null }, flow);
       return replyFor(started, 'flow', null, async);
     },
   }),
@@ -54,7 +55,7 @@ export const publicTriggerRoutes = [
     async handler(input) {
       const { flow } = await requireTriggerKey(input.services, input.koa, input.params.flowId, input.params.nodeId);
       const async = input.query.async === 'true';
-      const started = await startRun(input, { flowId: flow.id, mode: 'node', nodeId: input.params.nodeId, inputs: input.body ?? {}, async, requestedBy: null, source: 'trigger', scope: null });
+      const started = await startRun(input, { flowId: flow.id, mode: 'node', nodeId: input.params.nodeId, inputs: input.body ?? {}, async, requestedBy: null, source: 'trigger', scope: null }, flow);
       return replyFor(started, 'node', input.params.nodeId, async);
     },
   }),

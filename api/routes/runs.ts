@@ -67,11 +67,11 @@ function apiRunOf(input: AnyInput, body: z.infer<typeof runBody>) {
   };
 }
 
-export async function startRun(input: AnyInput, request: Omit<RunRequest, 'idempotencyKey' | 'claimBy'>): Promise<StartedRunReply> {
+export async function startRun(input: AnyInput, request: Omit<RunRequest, 'idempotencyKey' | 'claimBy'>, folded?: FlowState): Promise<StartedRunReply> {
   const { services } = input;
   const userId = input.principal?.userId ?? null;
   const ports = { eventStore: services.eventStore, runs: services.runs, newId: services.newId, settings: services.config };
-  const started = await startRunCommand(ports, input.command, request, { userId, idempotencyKey: userId ? idempotencyKeyOf(input) : null });
+  const started = await startRunCommand(ports, input.command, request, { userId, idempotencyKey: userId ? idempotencyKeyOf(input) : null }, folded);
   const finished = started.repeated ?? started.state;
   if (!request.async && finished) await settleFinishedRun(input, started.processId, finished, started.position);
   if (started.repeated) return { processId: started.processId, state: null, repeated: runStateView(started.processId, started.repeated) };
@@ -102,9 +102,10 @@ async function settleFinishedRun(input: AnyInput, processId: string, run: RunSta
 }
 
 /**
- * The flow a run is started on, from its own stream (through the handler's folded-state cache,
- * which requestRun reads again at no cost), not from the read model: starting a run reads
- * nothing but the log, so its answer never waits on the read store (README "Execution semantics").
+ * The flow a run is started on, from its own stream (through the handler's folded-state cache),
+ * not from the read model: starting a run reads nothing but the log, so its answer never waits on
+ * the read store (README "Execution semantics"). Routes pass it on to startRun, which then does not
+ * fold it again.
  */
 export async function runnableFlow(input: AnyInput, flowId: string): Promise<FlowState> {
   const flow = (await loadState(input.services.eventStore, flowStreamId(flowId), flowDecider)).state;
@@ -223,7 +224,7 @@ export const processingRoutes = [
       const { params, body } = input;
       const flow = await runnableFlow(input, params.flowId);
       nodeOf(flow, params.nodeId);
-      const started = await startRun(input, { ...apiRunOf(input, body), flowId: params.flowId, mode: 'node', nodeId: params.nodeId });
+      const started = await startRun(input, { ...apiRunOf(input, body), flowId: params.flowId, mode: 'node', nodeId: params.nodeId }, flow);
       return replyFor(started, 'node', params.nodeId, body.async);
     },
   }),
@@ -240,8 +241,8 @@ export const processingRoutes = [
     responses: { 200: { description: 'the finished run (status completed, failed, stopped or timed_out)', schema: anyBody }, 202: { description: 'queued', schema: queuedReply }, ...runErrors },
     async handler(input) {
       const { params, body } = input;
-      await runnableFlow(input, params.flowId);
-      const started = await startRun(input, { ...apiRunOf(input, body), flowId: params.flowId, mode: 'flow' });
+      const flow = await runnableFlow(input, params.flowId);
+      const started = await startRun(input, { ...apiRunOf(input, body), flowId: params.flowId, mode: 'flow' }, flow);
       return replyFor(started, 'flow', null, body.async);
     },
   }),

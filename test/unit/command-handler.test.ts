@@ -137,6 +137,62 @@ describe('command handler', () => {
     }
   });
 
+  it('remembers the global position of the last event it appended or read, so a caller need not read it back', async () => {
+    const created = await handleCommand(store, { streamId: 'probe-p', decider: probeDecider, command: create, context: context() });
+    expect(cachedState(store, 'probe-p', probeDecider)).to.include({ revision: 0, position: created.position });
+    await store.append('other-x', [{ id: 'x', type: 'Other', data: {}, metadata: { ...context(), occurredAt: '2026-01-01T00:00:00Z' } } as never], 'any');
+    const incremented = await handleCommand(store, { streamId: 'probe-p', decider: probeDecider, command: inc, context: context() });
+    expect(incremented.position).to.be.greaterThan(created.position!);
+    expect(cachedState(store, 'probe-p', probeDecider)).to.include({ revision: 1, position: incremented.position });
+    // Appended behind the handler's back (another process): the next load reads it and its position.
+    const behind = await store.append('probe-p', [{ id: 'y', type: 'ProbeIncremented', data: { by: 2, at: inc.at }, metadata: { ...context(), occurredAt: inc.at } } as never], 1);
+    const nothing = await handleCommand(store, { streamId: 'probe-p', decider: probeDecider, command: { ...inc, by: 0 }, context: context() });
+    expect(nothing.position).to.equal(null);
+    expect(cachedState(store, 'probe-p', probeDecider)).to.include({ revision: 2, position: behind.position });
+  });
+
+  describe('newStream: a stream the caller just named', () => {
+    /** The store, counting reads and appends (with their expected revisions). */
+    function counting() {
+      const spy: EventStore = Object.create(store);
+      const calls = { reads: 0, appends: [] as unknown[] };
+      spy.readStream = (...args) => {
+        calls.reads += 1;
+        return store.readStream(...args);
+      };
+      spy.append = (streamId, events, expected) => {
+        calls.appends.push(expected);
+        return store.append(streamId, events, expected);
+      };
+      return { spy, calls };
+    }
+
+    it('decides on the initial state and appends with no_stream, reading nothing', async () => {
+      const { spy, calls } = counting();
+      const result = await handleCommand(spy, { streamId: 'probe-n', decider: probeDecider, command: { ...create, probeId: 'n' }, context: context(), newStream: true });
+      expect(result.revision).to.equal(0);
+      expect(calls).to.deep.equal({ reads: 0, appends: ['no_stream'] });
+      expect(cachedState(spy, 'probe-n', probeDecider)).to.include({ revision: 0, position: result.position });
+    });
+
+    it('falls back to reading the stream when it exists after all, and reports what the decider says then', async () => {
+      await handleCommand(store, { streamId: 'probe-p', decider: probeDecider, command: create, context: context() });
+      {
+        // A store whose cache knows nothing of probe-p (as in another process), over the same log.
+        const { spy, calls } = counting();
+        const fresh: EventStore = Object.create(spy);
+        const err = await handleCommand(fresh, { streamId: 'probe-p', decider: probeDecider, command: create, context: context(), newStream: true, maxAttempts: 1 }).catch((e) => e);
+        expect(err).to.be.instanceOf(DomainError);
+        expect(err).to.not.be.instanceOf(ConflictError);
+        expect(calls.appends).to.deep.equal(['no_stream']);
+        expect(calls.reads).to.be.greaterThan(0);
+        // A command the existing stream accepts is appended after the read, at its revision.
+        const ok = await handleCommand(fresh, { streamId: 'probe-p', decider: probeDecider, command: inc, context: context(), newStream: true, maxAttempts: 1 });
+        expect(ok.revision).to.equal(1);
+      }
+    });
+  });
+
   it('keeps only the latest 500 settled states in its folded-state cache, live ones up to 10,000', async () => {
     // Own decider objects: each decider has its own cache.
     const settledWhenIncremented = { ...probeDecider, settled: (s: { value: number }) => s.value > 0 };

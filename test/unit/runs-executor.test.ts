@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { handleCommand, type CommandContext } from '../../commands/handle.js';
+import { flushPending, handleCommand, pendingStream, type CommandContext } from '../../commands/handle.js';
 import { executeRun, RunExecutions, runsLocally, type RunEnginePorts } from '../../consumers/runs-executor.js';
 import { nodeKindsFor, type NodeKindPorts } from '../../consumers/runs-kinds/index.js';
 import { runDecider, runStreamId, type RunNode } from '../../domain/runs/index.js';
@@ -76,8 +76,10 @@ describe('run executor: appends per node', () => {
       },
     }) as unknown as LlmProvider;
 
-  async function run(nodes: Array<{ id: string; data: Record<string, unknown> }>) {
+  /** `held`: requested and claimed the way a sync run is (startRun): nothing appended until the executor appends it. */
+  async function run(nodes: Array<{ id: string; data: Record<string, unknown> }>, options: { held?: boolean } = {}) {
     const processId = randomUUID();
+    const pending = options.held ? pendingStream(runStreamId(processId), runDecider) : undefined;
     const workerId = 'worker-1';
     const now = () => new Date();
     const context: CommandContext = { actorId: 'u1', orgId: null, workspaceId: null, correlationId: randomUUID(), causationId: null, requestId: null, now: now() };
@@ -90,7 +92,9 @@ describe('run executor: appends per node', () => {
         inputs: { topic: 't' }, async: false, requestedBy: 'u1', claimBy: workerId, at: context.now.toISOString(),
       },
       context,
+      pending,
     });
+    if (pending) expect(await raw.readStream(runStreamId(processId)), 'nothing appended by the request').to.deep.equal([]);
     const ports = {
       eventStore: store,
       clock: { now },
@@ -101,7 +105,8 @@ describe('run executor: appends per node', () => {
       llm: { providerFor: async () => fakeProvider(processId) },
       executions: new RunExecutions(),
     } as unknown as RunEnginePorts;
-    const state = await executeRun(ports, processId, workerId);
+    const state = await executeRun(ports, processId, workerId, pending);
+    if (pending) expect(pending.flushed, 'appended by the executor').to.equal(true);
     return { state, events: await raw.readStream(runStreamId(processId)) };
   }
 
@@ -145,5 +150,81 @@ describe('run executor: appends per node', () => {
     const failed = events.find((e) => e.type === 'NodeFailed')!;
     expect(failed.data).to.deep.include({ nodeId: 'x', attempt: 1 });
     expect((failed.data as { error: { code: string } }).error.code).to.equal('CONDITION_INVALID');
+  });
+
+  describe('a sync run held by the process that requested it (one append for an in-process run)', () => {
+    const twoLocal = [
+      { id: 'a', data: { nodeType: 'transform', template: 'A {{inputs.topic}}' } },
+      { id: 'c', data: { nodeType: 'transform', template: 'C {{previous}}' } },
+    ];
+    const shape = (events: Array<{ type: string; data: unknown; metadata: { actorId: string | null } }>) =>
+      events.map((e) => ({ type: e.type, nodeId: (e.data as { nodeId?: string }).nodeId ?? null, actorId: e.metadata.actorId }));
+
+    it('local nodes only: the whole run is ONE append, with the same events in the same order and each its own metadata', async () => {
+      const plain = await run(twoLocal);
+      appends = [];
+      const held = await run(twoLocal, { held: true });
+      expect(held.state.status).to.equal('completed');
+      expect(held.state.nodes.c!.output).to.equal('C A t');
+      expect(appends).to.deep.equal([['RunRequested', 'RunStarted', 'NodeStarted', 'NodeCompleted', 'NodeStarted', 'NodeCompleted', 'RunCompleted']]);
+      expect(shape(held.events)).to.deep.equal(shape(plain.events));
+      // The request's events carry the requester, the executor's none: as when appended apart.
+      expect(held.events[0]!.metadata.actorId).to.equal('u1');
+      expect(held.events[2]!.metadata.actorId).to.equal(null);
+      expect(held.events.map((e) => e.revision)).to.deep.equal([0, 1, 2, 3, 4, 5, 6]);
+    });
+
+    it('a node that reaches a provider: what was held and its start are durable before the call', async () => {
+      const { state } = await run(
+        [
+          { id: 'a', data: { nodeType: 'transform', template: 'A' } },
+          { id: 'ask', data: { nodeType: 'llm', llm: 'openai', model: 'm', prompt: 'hi {{previous}}' } },
+        ],
+        { held: true },
+      );
+      expect(state.status, JSON.stringify(state.failure)).to.equal('completed');
+      expect(startDurableAtCall).to.equal(true);
+      expect(appends).to.deep.equal([['RunRequested', 'RunStarted', 'NodeStarted', 'NodeCompleted', 'NodeStarted'], ['NodeCompleted', 'RunCompleted']]);
+    });
+
+    it('a local node still running at its next turn makes its start durable then', async () => {
+      const { state } = await run(
+        [
+          { id: 'a', data: { nodeType: 'transform', template: 'A' } },
+          { id: 'b', data: { nodeType: 'delay', delayMs: 30 } },
+          { id: 'c', data: { nodeType: 'transform', template: 'C' } },
+        ],
+        { held: true },
+      );
+      expect(state.status).to.equal('completed');
+      expect(appends).to.deep.equal([
+        ['RunRequested', 'RunStarted', 'NodeStarted', 'NodeCompleted', 'NodeStarted'],
+        ['NodeCompleted'],
+        ['NodeStarted', 'NodeCompleted', 'RunCompleted'],
+      ]);
+    });
+
+    it('a failing local node: the failure ends the run inside the one append', async () => {
+      const { state } = await run([{ id: 'x', data: { nodeType: 'transform', template: 'x', conditions: [{ operator: 'bogus', value: 'x', targetNodeId: null }] } }], { held: true });
+      expect(state.status).to.equal('failed');
+      expect(appends).to.have.length(1);
+      expect(appends[0]!.slice(0, 4)).to.deep.equal(['RunRequested', 'RunStarted', 'NodeStarted', 'NodeFailed']);
+    });
+
+    it('flushPending refuses when the stream exists after all, and the events stay held', async () => {
+      const processId = randomUUID();
+      const pending = pendingStream(runStreamId(processId), runDecider);
+      const context: CommandContext = { actorId: 'u1', orgId: null, workspaceId: null, correlationId: randomUUID(), causationId: null, requestId: null, now: new Date() };
+      const command = {
+        type: 'RequestRun' as const, processId, flowId: 'f1', flowVersion: 0, ownerId: 'u1', orgId: null, workspaceId: null, mode: 'flow' as const, nodes: twoLocal, edges: [],
+        inputs: {}, async: false, requestedBy: 'u1', at: context.now.toISOString(),
+      };
+      await handleCommand(store, { streamId: runStreamId(processId), decider: runDecider, command, context, pending });
+      await handleCommand(raw, { streamId: runStreamId(processId), decider: runDecider, command, context });
+      const err = await flushPending(store, runDecider, pending).catch((e) => e);
+      expect(err.code).to.equal('CONCURRENCY_CONFLICT');
+      expect(pending.flushed).to.equal(false);
+      expect(await raw.readStream(runStreamId(processId))).to.have.length(1);
+    });
   });
 });

@@ -134,6 +134,26 @@ describe('trigger key check (verifyTriggerKey)', function () {
     expect((await verifyTriggerKey(svc.services, flowId, null, newKey, 'POST')).flow.id).to.equal(flowId);
   });
 
+  it('checks the key on the log, not the read model: a regenerated key works and the old one stops before any projection ran', async () => {
+    const { flowId, key: oldKey } = await newFlow({ nodeId: 'n1' });
+    const { key: newKey, keyHash } = generateTriggerKey();
+    // Appended without waiting for the read models.
+    await executeFlowCommand(svc.services.eventStore, context(), flowId, { type: 'RegenerateFlowTriggerKey', keyHash });
+    expect((await refusal(verifyTriggerKey(svc.services, flowId, null, oldKey, 'POST'))).status).to.equal(401);
+    const verified = await verifyTriggerKey(svc.services, flowId, null, newKey, 'POST');
+    expect(verified.flow.id).to.equal(flowId);
+    expect(verified.flow.trigger.keyHash).to.equal(keyHash);
+    expect(verified.trigger, 'the settings answered never carry the key hash').to.deep.equal({ enabled: true, allowedMethods: ['POST', 'PUT'], inputSchema: null });
+    const node = generateTriggerKey();
+    await executeFlowCommand(svc.services.eventStore, context(), flowId, { type: 'RegenerateNodeTriggerKey', nodeId: 'n1', keyHash: node.keyHash });
+    await executeFlowCommand(svc.services.eventStore, context(), flowId, { type: 'UpdateNodeTrigger', nodeId: 'n1', enabled: true });
+    expect((await verifyTriggerKey(svc.services, flowId, 'n1', node.key, 'POST')).nodeId).to.equal('n1');
+    await executeFlowCommand(svc.services.eventStore, context(), flowId, { type: 'DeleteNode', nodeId: 'n1' });
+    expect((await refusal(verifyTriggerKey(svc.services, flowId, 'n1', node.key, 'POST'))).status, "a deleted node's key").to.equal(401);
+    await executeFlowCommand(svc.services.eventStore, context(), flowId, { type: 'DeleteFlow' });
+    expect((await refusal(verifyTriggerKey(svc.services, flowId, null, newKey, 'POST'))).status, "a deleted flow's key").to.equal(401);
+  });
+
   it('keeps flow and node keys apart', async () => {
     const { flowId, key: flowKey } = await newFlow({ nodeId: 'n1' });
     const { key: nodeKey, keyHash } = generateTriggerKey();
