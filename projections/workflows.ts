@@ -1,14 +1,15 @@
 import type { FlowScope } from '../domain/flows/index.js';
-import type { RecordedEvent } from '../domain/shared/events.js';
 import { evolveWorkflow, initialWorkflowState, WORKFLOW_STATUSES, type WorkflowEvent, type WorkflowState, type WorkflowStatus } from '../domain/workflows/index.js';
-import { DuplicateKeyError, type Doc, type Filter, type ReadStore } from '../ports/read-store.js';
+import type { Doc, Filter, ReadStore } from '../ports/read-store.js';
+import { foldedDocs } from './folded-docs.js';
 import type { DueTimer, WorkflowQueries } from '../ports/workflows.js';
 import type { Projector } from './projector.js';
 
 /**
  * Read models of workflows: `workflows` (one document per workflow, the list and search side) and
  * `workflowTimers` (one per pending timer: the timers consumer's scan reads the due ones). Plain
- * fields are what lists filter and sort on; `state` is the folded WorkflowState as JSON text.
+ * fields are what lists filter and sort on; `state` is the folded WorkflowState as JSON text,
+ * written once per batch (folded-docs.ts).
  * GET /workflows/{id} does not read this: it folds the stream.
  */
 export interface WorkflowDoc extends Doc {
@@ -62,6 +63,15 @@ function docOf(s: WorkflowState): WorkflowDoc {
   };
 }
 
+const workflowDocs = foldedDocs<WorkflowState, WorkflowDoc>({
+  collection: COLLECTION,
+  streamPrefix: 'workflow-',
+  initial: initialWorkflowState,
+  evolve: (s, e) => evolveWorkflow(s, e as unknown as WorkflowEvent),
+  docOf: (_id, s) => docOf(s),
+  afterWrite: projectTimers,
+});
+
 export const workflowsProjector: Projector = {
   name: 'workflows',
   categories: ['workflow'],
@@ -75,25 +85,8 @@ export const workflowsProjector: Projector = {
     await c.createIndex({ keys: { status: 1, updatedAt: 1 } });
     await store.collection(TIMERS).createIndex({ keys: { fireAt: 1 } });
   },
-  async project(recorded, store) {
-    const workflows = store.collection<WorkflowDoc>(COLLECTION);
-    const workflowId = recorded.streamId.slice('workflow-'.length);
-    const doc = await workflows.findOne({ _id: workflowId });
-    if (doc && doc.version >= recorded.revision) return;
-    const before: WorkflowState = doc ? (JSON.parse(doc.state) as WorkflowState) : { ...initialWorkflowState, version: recorded.revision - 1 };
-    const after = { ...evolveWorkflow(before, recorded as unknown as WorkflowEvent), version: recorded.revision };
-    const next = docOf(after);
-    if (!doc) {
-      try {
-        await workflows.insertOne(next);
-      } catch (err) {
-        if (!(err instanceof DuplicateKeyError)) throw err;
-      }
-    } else {
-      await workflows.replaceOne({ _id: workflowId, version: doc.version }, next);
-    }
-    await projectTimers(store, workflowId, before, after);
-  },
+  project: (event, store) => workflowDocs.projectBatch([event], store),
+  projectBatch: workflowDocs.projectBatch,
 };
 
 /** Pending timers are kept, the others removed; written absolutely, so projecting twice is harmless. */

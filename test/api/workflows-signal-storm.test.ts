@@ -16,8 +16,9 @@ const CLIENTS = 32;
 
 for (const mode of availableModes()) {
   describe(`workflow signal storm (${mode})`, function () {
-    // Distributed: ≈ 175 s here. Each signal waits for the workflows projection, which rewrites the
-    // workflow's whole folded state (every pending signal) on MongoDB: quadratic in the signals held.
+    // Each signal waits for the workflows projection, which writes the workflow's whole folded
+    // state (every pending signal) once per batch: ≈ 15 s embedded, ≈ 22 s distributed here (69 s
+    // and 225 s when it was written once per event).
     this.timeout(600_000);
     let svc: TestService;
     let owner: RegisteredUser;
