@@ -3,8 +3,10 @@
  * well before it expires, and anyone else takes it over once it expired. The token grows by one on
  * every takeover, so log lines and status say which tenure published what.
  *
- * Expiry times are wall-clock milliseconds of the process that wrote them: the hosts' clocks must
- * agree to well within the lease's guard (a fifth of its length), which NTP gives.
+ * Expiry times are wall-clock milliseconds of the process that wrote them. Clocks that disagree
+ * cannot make two relays publish (the leader reads the token back before every batch, see
+ * relay-leader.ts); they move failover: a host whose clock is ahead takes the lease early, and
+ * after the death of a leader whose clock was ahead the others wait out the difference.
  */
 export interface Lease {
   holder: string;

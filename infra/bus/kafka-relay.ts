@@ -23,8 +23,8 @@ export interface KafkaRelayOptions {
   retryMaxMs?: number;
   /** How long stop() lets an in-flight send finish before cutting the connection. */
   stopGraceMs?: number;
-  /** Fence checked before every batch (the relay lease, relay-leader.ts); absent: always publish. */
-  mayPublish?: () => boolean;
+  /** Fence awaited before every batch (the relay lease, relay-leader.ts); absent: always publish. */
+  mayPublish?: () => boolean | Promise<boolean>;
 }
 
 /** The relay lost its lease between two batches: it must not publish another one. */
@@ -236,7 +236,7 @@ export class KafkaRelay {
   private async publish(batch: Outgoing[]): Promise<void> {
     const { producer, admin } = this;
     if (!producer || !admin) throw new Error('kafka relay: not connected');
-    if (this.options.mayPublish && !this.options.mayPublish()) throw new RelayFencedError();
+    if (this.options.mayPublish && !(await this.options.mayPublish())) throw new RelayFencedError();
     // Map keeps first-seen order; messages of one stream share a topic and a partition, so
     // their relative order inside the request is their log order.
     const byTopic = new Map<string, Message[]>();

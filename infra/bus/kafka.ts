@@ -109,7 +109,7 @@ export class KafkaBus implements Bus {
           maxBatchEvents: options.relay.maxBatchEvents,
           retryBaseMs: options.reconnectBaseMs,
           retryMaxMs: options.reconnectMaxMs,
-          mayPublish: lease ? () => this.leader?.mayPublish() ?? false : undefined,
+          mayPublish: lease ? () => this.leader?.fence() ?? false : undefined,
         })
       : null;
     if (this.relay && lease) {

@@ -10,6 +10,8 @@ export interface RelayLeaderOptions {
   failoverMs: number;
   logger: Logger;
   leaseName?: string;
+  /** Monotonic milliseconds (tests pass their own): a jump of the wall clock must not extend a tenure. */
+  monotonicNow?: () => number;
 }
 
 export interface LeaderStatus {
@@ -31,13 +33,18 @@ export interface Led {
  * renewals may fail before it lapses; a standby asks every F/5, so it takes over at most
  * F/2 + F/5 = 0.7 F after the leader's last renewal, leaving 0.3 F to connect and publish.
  *
- * Fencing: the leader counts its lease valid only until the start of its last successful renewal
- * plus F/2 minus a guard of F/10, and the relay checks `mayPublish()` before every batch; so a
- * leader that is cut off from the lease store, or paused, stops publishing before anyone else can
- * take over. A batch already on the wire when that happens may still land: a duplicate, which
- * consumers absorb (they are idempotent by design). Loss is impossible whatever the overlap,
- * because each relay stores a checkpoint only after the broker acknowledged every event up to it,
- * and the successor resumes from that checkpoint.
+ * Fencing, twice before every batch (`fence()`, which the relay awaits):
+ * - by time: the leader counts its lease valid only until the start of its last successful renewal
+ *   plus F/2 minus a guard of F/10, on the monotonic clock; so a leader cut off from the lease
+ *   store, or paused, stops before anyone else can take over;
+ * - by tenure: the lease's token (it grows on every takeover) is read back from the store and must
+ *   still be this leader's. Expiry in the store is the wall clock of whoever wrote it, so a host
+ *   whose clock jumps ahead takes the lease early: the old leader's next batch finds the new token
+ *   and stops there, whatever its own clock says.
+ * A batch already on the wire when either happens may still land: a duplicate, which consumers
+ * absorb (they are idempotent by design). Loss is impossible whatever the overlap, because each
+ * relay stores a checkpoint only after the broker acknowledged every event up to it, and the
+ * successor resumes from that checkpoint.
  */
 export class RelayLeader {
   private readonly log: Logger;
@@ -53,10 +60,25 @@ export class RelayLeader {
     this.log = options.logger.child({ component: 'relay-leader', holder: options.holder });
     this.name = options.leaseName ?? 'relay:kafka';
     this.ttl = Math.floor(options.failoverMs / 2);
+    this.now = options.monotonicNow ?? (() => performance.now());
   }
 
-  /** The relay's fence: true only while this process surely holds the lease. */
-  mayPublish = (): boolean => this.leading && Date.now() < this.validUntil;
+  private readonly now: () => number;
+
+  /** The fence by time: true only while this process's tenure cannot have run out. */
+  mayPublish = (): boolean => this.leading && this.now() < this.validUntil;
+
+  /** The relay's fence before each batch: by time, then by the token the store holds now. */
+  fence = async (): Promise<boolean> => {
+    if (!this.mayPublish()) return false;
+    const token = this.token;
+    const lease = await this.options.leases.read(this.name);
+    if (lease?.holder === this.options.holder && lease.token === token) return true;
+    this.log.warn({ token, storeToken: lease?.token ?? null, newHolder: lease?.holder ?? null }, 'relay lease taken by another process; batch not published');
+    // Not the leader any more: stop now rather than at the next renewal.
+    this.validUntil = 0;
+    return false;
+  };
 
   status(): LeaderStatus {
     return { state: this.done ? (this.leading ? 'leader' : 'standby') : 'stopped', holder: this.options.holder, token: this.token };
@@ -81,7 +103,7 @@ export class RelayLeader {
     const pollEvery = Math.max(50, Math.floor(this.options.failoverMs / 5));
     const guard = Math.floor(this.ttl / 5);
     while (!signal.aborted) {
-      const askedAt = Date.now();
+      const askedAt = this.now();
       try {
         const lease = await this.options.leases.acquire(this.name, this.options.holder, this.ttl);
         if (lease) {
@@ -94,7 +116,7 @@ export class RelayLeader {
         }
       } catch (err) {
         this.log.warn({ error: (err as Error).message, leading: this.leading }, 'relay lease store unreachable');
-        if (this.leading && Date.now() >= this.validUntil) {
+        if (this.leading && this.now() >= this.validUntil) {
           this.log.warn({ token: this.token }, 'relay lease could not be renewed in time; relay stopped');
           await this.follow();
         }

@@ -15,14 +15,14 @@ import { waitUntil } from './bus.contract.js';
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
 
 interface LeaseFixture {
-  /** Two handles on one lease store (two processes), both reading `clock.now`. */
+  /** Two handles on one lease store (two processes); `b` reads its own clock when given one. */
   a: LeaseStore;
   b: LeaseStore;
   cleanup(): Promise<void>;
 }
 
 /** The relay lease's contract, run on every adapter (relay-lease.ts, sqlite-lease.ts). */
-function leaseContract(label: string, make: (now: () => number) => Promise<LeaseFixture>) {
+function leaseContract(label: string, make: (now: () => number, nowOfB?: () => number) => Promise<LeaseFixture>) {
   describe(`relay lease contract: ${label}`, function () {
     this.timeout(20_000);
     let t = 1_000_000;
@@ -61,16 +61,80 @@ function leaseContract(label: string, make: (now: () => number) => Promise<Lease
       expect(winners).to.have.length(1);
       expect(winners[0].token).to.equal(1);
     });
+
+    it("a host whose clock jumps 10 minutes ahead takes the lease early: the old leader's relay publishes no batch after that", async () => {
+      const skewed = await make(() => Date.now(), () => Date.now() + 600_000);
+      const leaseName = `relay:skew:${Math.random().toString(36).slice(2, 8)}`;
+      let takenAt = Infinity;
+      const jumpedStore: LeaseStore = {
+        acquire: async (...a) => {
+          const lease = await skewed.b.acquire(...a);
+          if (lease && takenAt === Infinity) takenAt = performance.now();
+          return lease;
+        },
+        release: (...a) => skewed.b.release(...a),
+        read: (...a) => skewed.b.read(...a),
+      };
+      const steady = publishingRelay();
+      const jumped = publishingRelay();
+      // F = 3 s: the steady leader renews every 500 ms, so without a fence by token it would go on
+      // publishing for up to 500 ms after the takeover.
+      const leaders = [
+        new RelayLeader(steady, { leases: skewed.a, holder: 'steady', failoverMs: 3_000, logger: silent, leaseName }),
+        new RelayLeader(jumped, { leases: jumpedStore, holder: 'jumped', failoverMs: 3_000, logger: silent, leaseName }),
+      ];
+      steady.fence = leaders[0].fence;
+      jumped.fence = leaders[1].fence;
+      try {
+        leaders[0].start();
+        await waitUntil(() => steady.published.length >= 3, () => 'the steady leader to publish');
+        leaders[1].start();
+        await waitUntil(() => jumped.published.length >= 3, () => 'the jumped host to take over and publish');
+        await waitUntil(() => !steady.running, () => "the old leader's relay to be stopped");
+        const late = steady.published.filter((checkedAt) => checkedAt > takenAt);
+        expect(late, 'batches the old leader published after the takeover').to.deep.equal([]);
+        expect(leaders[1].status()).to.deep.include({ state: 'leader', token: 2 });
+        expect(leaders[0].status()).to.deep.include({ state: 'standby' });
+      } finally {
+        await Promise.all(leaders.map((l) => l.stop()));
+        await skewed.cleanup();
+      }
+    });
   });
 }
 
-leaseContract('SQLite (two connections to one file)', async (now) => {
+/** A led relay that publishes a batch every 5 ms while running, each after its fence said yes (when the fence's read began). */
+function publishingRelay(): Led & { running: boolean; published: number[]; fence: () => Promise<boolean> } {
+  const relay = {
+    running: false,
+    published: [] as number[],
+    fence: async () => false,
+    loop: null as Promise<void> | null,
+    start() {
+      relay.running = true;
+      relay.loop = (async () => {
+        while (relay.running) {
+          const checkedAt = performance.now();
+          if (await relay.fence()) relay.published.push(checkedAt);
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      })();
+    },
+    async stop() {
+      relay.running = false;
+      await relay.loop;
+    },
+  };
+  return relay;
+}
+
+leaseContract('SQLite (two connections to one file)', async (now, nowOfB) => {
   const dir = mkdtempSync(join(tmpdir(), 'lease-'));
   const [d1, d2] = [new Database(join(dir, 'state.db')), new Database(join(dir, 'state.db'))];
   for (const d of [d1, d2]) d.pragma('busy_timeout = 5000');
   return {
     a: new SqliteLeaseStore(d1, now),
-    b: new SqliteLeaseStore(d2, now),
+    b: new SqliteLeaseStore(d2, nowOfB ?? now),
     async cleanup() {
       d1.close();
       d2.close();
@@ -79,19 +143,18 @@ leaseContract('SQLite (two connections to one file)', async (now) => {
   };
 });
 
-leaseContract('document collection (in memory)', async (now) => {
+leaseContract('document collection (in memory)', async (now, nowOfB) => {
   const store = new MemoryReadStore();
-  const lease = new DocumentLeaseStore(store.collection('_leases'), now);
-  return { a: lease, b: lease, cleanup: () => store.close() };
+  return { a: new DocumentLeaseStore(store.collection('_leases'), now), b: new DocumentLeaseStore(store.collection('_leases'), nowOfB ?? now), cleanup: () => store.close() };
 });
 
 if (process.env.MONGODB_URL) {
-  leaseContract('document collection (MongoDB/FerretDB, two clients)', async (now) => {
+  leaseContract('document collection (MongoDB/FerretDB, two clients)', async (now, nowOfB) => {
     const db = `lease_${Math.random().toString(36).slice(2, 8)}`;
     const [s1, s2] = await Promise.all([MongoReadStore.connect(process.env.MONGODB_URL!, db), MongoReadStore.connect(process.env.MONGODB_URL!, db)]);
     return {
       a: new DocumentLeaseStore(s1.collection('_leases'), now),
-      b: new DocumentLeaseStore(s2.collection('_leases'), now),
+      b: new DocumentLeaseStore(s2.collection('_leases'), nowOfB ?? now),
       async cleanup() {
         await s1.collection('_leases').drop();
         await Promise.all([s1.close(), s2.close()]);
