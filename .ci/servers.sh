@@ -7,6 +7,9 @@
 #   bash .ci/servers.sh start    install what is missing (cached), start what is not running, wait until ready
 #   bash .ci/servers.sh stop
 #   bash .ci/servers.sh status   exit 0 only if all are up
+#   bash .ci/servers.sh restart NAME [DOWN_SECONDS]
+#                                stop one (kafka, ferretdb, postgres, redis, s3), leave it down, start it
+#                                again (the soak's --faults uses it)
 #
 # Everything lives under $SERVERS_DIR (default <repo>/.servers): jars, binary, data, logs/, run/ (pid files)
 # and env (KAFKA_BROKERS, MONGODB_URL, REDIS_URL, S3_*; `set -a; . "$SERVERS_DIR/env"; set +a`).
@@ -355,7 +358,7 @@ stop_one() {
 }
 
 mkdir -p "$LOGS" "$RUN"
-if [[ ${1:-} == st[ao][rp]* ]]; then
+if [[ ${1:-} == st[ao][rp]* || ${1:-} == restart ]]; then
   # Serialise start/stop. Servers are started with fd 9 closed, or they would keep holding the lock.
   exec 9>"$SERVERS_DIR/.lock"
   flock -w 900 9 || die "another servers.sh has held $SERVERS_DIR/.lock for 15 minutes"
@@ -389,5 +392,12 @@ stop)  # postgres: SIGINT is its fast shutdown (SIGTERM waits for every client t
   for s in s3 redis ferretdb kafka; do stop_one "$s"; done
   stop_one postgres INT ;;
 status) status ;;
-*) die "usage: bash .ci/servers.sh start|stop|status" ;;
+restart)
+  name=${2:-}
+  [[ $name =~ ^(kafka|ferretdb|postgres|redis|s3)$ ]] || die "usage: bash .ci/servers.sh restart kafka|ferretdb|postgres|redis|s3 [DOWN_SECONDS]"
+  if [[ $name == postgres ]]; then stop_one postgres INT; else stop_one "$name"; fi
+  sleep "${3:-0}"
+  "start_$name"
+  log "$name: up again" ;;
+*) die "usage: bash .ci/servers.sh start|stop|status|restart NAME [DOWN_SECONDS]" ;;
 esac

@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import { ProjectionControl } from '../commands/operations-control.js';
 import { categoryOf } from '../domain/shared/events.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
+import { backoffDelay } from '../lib/backoff.js';
 import { sleep } from '../lib/sleep.js';
 import { type Projector, projectAll } from '../projections/projector.js';
 import { systemClock } from '../ports/clock.js';
@@ -15,6 +16,9 @@ const LAG_CAP = 10_000;
 /** The most events projected together (one `projectBatch`, one checkpoint). */
 export const PROJECTION_BATCH_MAX = 1_000;
 const checkpointKey = (name: string) => `projection:${name}`;
+/** A failed projection starts again after a capped, jittered backoff (issue 37: a read store that went away comes back). */
+const RETRY_BASE_MS = 500;
+const RETRY_MAX_MS = 30_000;
 
 interface Loop {
   projector: Projector;
@@ -24,6 +28,9 @@ interface Loop {
   subscription: EventSubscription | null;
   done: Promise<void> | null;
   projected: number;
+  /** Consecutive failures; 0 once a batch is projected again. */
+  failures: number;
+  retry: NodeJS.Timeout | null;
 }
 
 /**
@@ -34,6 +41,7 @@ export class ProjectionRunner implements Projections {
   private readonly loops = new Map<string, Loop>();
   private readonly progress = new EventEmitter();
   private control: ProjectionControl | null = null;
+  private stopping = false;
 
   constructor(
     private readonly events: EventStore,
@@ -45,7 +53,7 @@ export class ProjectionRunner implements Projections {
   ) {
     this.progress.setMaxListeners(0);
     for (const projector of projectors) {
-      this.loops.set(projector.name, { projector, position: 0, state: 'stopped', lastError: null, subscription: null, done: null, projected: 0 });
+      this.loops.set(projector.name, { projector, position: 0, state: 'stopped', lastError: null, subscription: null, done: null, projected: 0, failures: 0, retry: null });
     }
   }
 
@@ -155,19 +163,50 @@ export class ProjectionRunner implements Projections {
           await this.store.checkpoints.set(checkpointKey(loop.projector.name), last);
         });
         loop.position = last;
+        loop.failures = 0;
         // A batch projector tells nothing per event: its batch counts here, with its position.
         loop.projected += batch.length - counted;
         this.progress.emit('progress');
       }
     } catch (err) {
-      loop.state = 'failed';
-      loop.lastError = (err as Error).message;
-      this.logger.error({ err, projection: loop.projector.name }, 'projection failed');
-      this.progress.emit('progress');
+      this.failed(loop, err);
     } finally {
       quit = true;
       wake.reader?.();
       void reader;
+    }
+  }
+
+  /**
+   * Failed, never skipped: the projection stays at its checkpoint, shows `failed` with the error,
+   * and starts again from there after a backoff, forever. A read store that was down (FerretDB or
+   * PostgreSQL restarted) thus heals by itself; an event a projector cannot take keeps failing,
+   * visibly, until the projector is fixed.
+   */
+  private failed(loop: Loop, err: unknown): void {
+    loop.state = 'failed';
+    loop.lastError = (err as Error).message;
+    loop.failures += 1;
+    const delay = backoffDelay(loop.failures, RETRY_BASE_MS, RETRY_MAX_MS);
+    this.logger.error({ err, projection: loop.projector.name, failures: loop.failures, retryInMs: delay }, 'projection failed');
+    this.progress.emit('progress');
+    clearTimeout(loop.retry ?? undefined);
+    loop.retry = setTimeout(() => {
+      loop.retry = null;
+      if (loop.state === 'failed') void this.restartLoop(loop);
+    }, delay);
+    loop.retry.unref();
+  }
+
+  private async restartLoop(loop: Loop): Promise<void> {
+    await loop.subscription?.close().catch(() => undefined);
+    loop.subscription = null;
+    // Stopped or rebuilt meanwhile: that path owns the loop now.
+    if (this.stopping || loop.state !== 'failed') return;
+    try {
+      await this.startLoop(loop);
+    } catch (err) {
+      this.failed(loop, err);
     }
   }
 
@@ -176,6 +215,8 @@ export class ProjectionRunner implements Projections {
   }
 
   private async stopLoop(loop: Loop): Promise<void> {
+    clearTimeout(loop.retry ?? undefined);
+    loop.retry = null;
     await loop.subscription?.close();
     // A projector stuck in I/O must not hold shutdown hostage; its checkpoint is simply not advanced.
     await Promise.race([loop.done, new Promise((resolve) => setTimeout(resolve, this.stopTimeoutMs).unref())]);
@@ -185,6 +226,7 @@ export class ProjectionRunner implements Projections {
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
     await this.control?.stop();
     this.control = null;
     await Promise.all([...this.loops.values()].map((loop) => this.stopLoop(loop)));

@@ -1,5 +1,5 @@
 /**
- * `npm run soak -- --minutes N [--mode embedded|distributed|all] [--seed S] [--concurrency C]`
+ * `npm run soak -- --minutes N [--mode embedded|distributed|all] [--seed S] [--concurrency C] [--faults]`
  *
  * Runs the real service as a child process (app/main.ts, every role) on each configuration and
  * drives a mixed load at it for N minutes (mix.ts: flow edits, sync and async runs, messages whose
@@ -8,7 +8,8 @@
  * every async run completed, every webhook delivery succeeded or was recorded as failed, that every
  * answer matched the OpenAPI document, and that the service's heap and open handles stayed within a
  * bound of what they were after the warm-up. Exit code 1 when a check failed. The seed is printed:
- * `--seed` replays the same choice of operations.
+ * `--seed` replays the same choice of operations. `--faults` (faults.ts) makes the servers underneath
+ * the distributed configuration fail while the mix runs, and kills a second worker process.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,12 +22,14 @@ import { startWebhookReceiver } from '../support/webhook-receiver.js';
 import { WEIGHTS, pick, prng, runOp, setUpActor, setUpMcp, type Acknowledged, type Actor, type OpKind } from './mix.js';
 import { Sampler, heapProbeNodeArgs } from './sampler.js';
 import { verify, verifyFlows, type CheckResult } from './verify.js';
+import { FaultInjector, latestFaultStartMs, planFaults, RECOVERY_GRACE_MS } from './faults.js';
 
 interface Options {
   minutes: number;
   modes: Array<'embedded' | 'distributed'>;
   seed: number;
   concurrency: number;
+  faults: boolean;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -43,7 +46,7 @@ function parseArgs(argv: string[]): Options {
   if (modes.includes('distributed') && !distributedAvailable) throw new Error('--mode distributed needs KAFKA_BROKERS and MONGODB_URL');
   const seed = Number(value('seed') ?? Math.floor(Math.random() * 2 ** 31));
   const concurrency = Number(value('concurrency') ?? '6');
-  return { minutes, modes, seed, concurrency };
+  return { minutes, modes, seed, concurrency, faults: argv.includes('--faults') };
 }
 
 const METRICS_TOKEN = `soak-${randomBytes(12).toString('hex')}`;
@@ -65,6 +68,7 @@ function serviceEnv(mode: 'embedded' | 'distributed', dataDir: string): Record<s
   };
   if (process.env.HEAP_PROBE_SNAPSHOT_DIR) env.HEAP_PROBE_SNAPSHOT_DIR = process.env.HEAP_PROBE_SNAPSHOT_DIR;
   if (mode === 'distributed') Object.assign(env, { MONGODB_URL: process.env.MONGODB_URL!, MONGODB_DB: `soak_${id}`, KAFKA_BROKERS: process.env.KAFKA_BROKERS!, KAFKA_TOPIC_PREFIX: `soak-${id}` });
+  if (mode === 'distributed' && process.env.REDIS_URL) env.REDIS_URL = process.env.REDIS_URL;
   return env;
 }
 
@@ -74,15 +78,34 @@ async function soakOne(mode: 'embedded' | 'distributed', o: Options): Promise<bo
   const flakyRand = prng(o.seed ^ 0x5a5a);
   const receiver = await startWebhookReceiver(secret, () => (flakyRand() < 0.3 ? { status: 500 } : { status: 200, delayMs: Math.floor(flakyRand() * 50) }));
   let service: ServiceProcess | null = null;
-  const label = `soak ${mode}`;
+  let worker: ServiceProcess | null = null;
+  const faulted = o.faults && mode === 'distributed';
+  const label = `soak ${mode}${faulted ? ' with faults' : ''}`;
   try {
-    service = await startServiceProcess(serviceEnv(mode, dataDir), [], 60_000, heapProbeNodeArgs());
+    const env = serviceEnv(mode, dataDir);
+    service = await startServiceProcess(env, [], 60_000, heapProbeNodeArgs());
     const baseUrl = service.baseUrl;
+    // Faults kill a second worker process (sharing the data dir and the servers), never the service.
+    if (faulted) worker = await startServiceProcess(env, ['--role', 'worker'], 90_000);
+    const injector = faulted
+      ? new FaultInjector(
+          {
+            kill: async () => {
+              worker?.child.kill('SIGKILL');
+              await worker?.exited;
+            },
+            start: async () => {
+              worker = await startServiceProcess(env, ['--role', 'worker'], 90_000);
+            },
+          },
+          (line) => console.log(`[${label}] ${line}`),
+        )
+      : null;
     const actors: Actor[] = [];
     for (let i = 0; i < o.concurrency; i++) actors.push(await setUpActor(baseUrl, i, receiver.url, secret));
     const mcp = { serverId: await setUpMcp(baseUrl, actors[0].user), owner: actors[0].user };
     const acked: Acknowledged = { flowEdits: new Map(), asyncRuns: [], documents: [], memories: [], messagesTo: new Map() };
-    const counts = new Map<OpKind, { ok: number; failed: number; ms: number[] }>(Object.keys(WEIGHTS).map((k) => [k as OpKind, { ok: 0, failed: 0, ms: [] }]));
+    const counts = new Map<OpKind, { ok: number; failed: number; excused: number; ms: number[] }>(Object.keys(WEIGHTS).map((k) => [k as OpKind, { ok: 0, failed: 0, excused: 0, ms: [] }]));
     const failures: string[] = [];
     const sampler = new Sampler(service, METRICS_TOKEN);
     const operationsDone = () => [...counts.values()].reduce((n, c) => n + c.ok + c.failed, 0);
@@ -93,6 +116,10 @@ async function soakOne(mode: 'embedded' | 'distributed', o: Options): Promise<bo
     const warmupAt = started + Math.min(60_000, durationMs * 0.25);
     let warmSampled = false;
     console.log(`[${label}] seed ${o.seed}, ${o.concurrency} actors, ${o.minutes} min, mix ${JSON.stringify(WEIGHTS)}`);
+    const plan = injector ? planFaults(o.seed, durationMs) : [];
+    if (injector) console.log(`[${label}] faults planned: ${plan.map((f) => `${f.kind} at ${Math.round(f.atMs / 1000)} s`).join(', ')}`);
+    const stopFaults = new AbortController();
+    const faultsDone = injector ? injector.run(plan, started, latestFaultStartMs(durationMs), stopFaults.signal) : Promise.resolve();
     const progress = setInterval(() => {
       const done = operationsDone();
       console.log(`[${label}] ${Math.round((Date.now() - started) / 1000)} s: ${done} operations, ${failures.length} failed`);
@@ -107,12 +134,18 @@ async function soakOne(mode: 'embedded' | 'distributed', o: Options): Promise<bo
           }
           const kind = pick(rand);
           const t0 = performance.now();
+          const startedAt = Date.now();
           const entry = counts.get(kind)!;
           try {
             await runOp(kind, baseUrl, actor, mcp, acked, rand);
             entry.ok++;
             entry.ms.push(performance.now() - t0);
+            injector?.succeeded(startedAt);
           } catch (err) {
+            if (injector?.excuse(startedAt, Date.now())) {
+              entry.excused++;
+              continue;
+            }
             entry.failed++;
             // The first few of each kind: one kind failing often must not hide another failing once.
             if (entry.failed <= 3) failures.push(`${kind}: ${(err as Error).message}`);
@@ -121,12 +154,14 @@ async function soakOne(mode: 'embedded' | 'distributed', o: Options): Promise<bo
       }),
     );
     clearInterval(progress);
+    stopFaults.abort();
+    await faultsDone;
     const elapsed = (Date.now() - started) / 1000;
 
     for (const [kind, c] of counts) {
       const sorted = c.ms.sort((a, b) => a - b);
       const q = (p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))].toFixed(1) : '-');
-      console.log(`[${label}] ${kind.padEnd(12)} ${String(c.ok).padStart(6)} ok ${String(c.failed).padStart(4)} failed  ${(c.ok / elapsed).toFixed(1).padStart(6)}/s  p50 ${q(0.5)} ms  p99 ${q(0.99)} ms`);
+      console.log(`[${label}] ${kind.padEnd(12)} ${String(c.ok).padStart(6)} ok ${String(c.failed).padStart(4)} failed${injector ? ` ${String(c.excused).padStart(4)} during faults` : ''}  ${(c.ok / elapsed).toFixed(1).padStart(6)}/s  p50 ${q(0.5)} ms  p99 ${q(0.99)} ms`);
     }
 
     if (counts.get('mcp_call')!.failed > 0) {
@@ -136,7 +171,19 @@ async function soakOne(mode: 'embedded' | 'distributed', o: Options): Promise<bo
       console.log(`[${label}] MCP history (latest): ${history.text.slice(0, 600)}`);
     }
     const checks: CheckResult[] = [];
-    checks.push({ name: 'no operation failed under load', checked: operationsDone(), problems: failures });
+    checks.push({ name: injector ? `no operation failed under load, but during a fault or ${RECOVERY_GRACE_MS / 1000} s after it` : 'no operation failed under load', checked: operationsDone(), problems: failures });
+    if (injector) {
+      for (const w of injector.windows) {
+        console.log(`[${label}] fault ${w.kind.padEnd(8)} at ${Math.round((w.startedAt - started) / 1000)} s, down ${((w.upAt! - w.startedAt) / 1000).toFixed(1)} s, ${w.excused} operations failed meanwhile, first success ${w.firstSuccessAfterMs === null ? 'never' : `${(w.firstSuccessAfterMs / 1000).toFixed(1)} s`} after it was back`);
+      }
+      const problems = injector.windows.flatMap((w) => [
+        ...(w.error ? [`${w.kind}: the restart failed: ${w.error}`] : []),
+        ...(w.firstSuccessAfterMs === null ? [`${w.kind} at ${Math.round((w.startedAt - started) / 1000)} s: no operation succeeded after it was back`] : []),
+      ]);
+      if (service.child.exitCode !== null || service.child.signalCode !== null) problems.push(`the service exited (${service.child.exitCode ?? service.child.signalCode})`);
+      if (injector.windows.length === 0) problems.push('no fault was injected: the soak is too short for --faults');
+      checks.push({ name: 'the service recovered from every fault by itself', checked: injector.windows.length, problems });
+    }
     checks.push(...(await verify(baseUrl, acked, 90_000)));
     checks.push(await verifyFlows(baseUrl, actors.map((a) => ({ flowId: a.flowId, acked: acked.flowEdits.get(a.flowId) ?? 0, attempted: a.edits, auth: a.user.auth }))));
     checks.push({ name: 'every answer matched the OpenAPI document', checked: responseStats.validated, problems: responseMismatches.splice(0).slice(0, 20).map((m) => JSON.stringify(m).slice(0, 300)) });
@@ -154,6 +201,11 @@ async function soakOne(mode: 'embedded' | 'distributed', o: Options): Promise<bo
     }
     return ok;
   } finally {
+    const extra = worker as ServiceProcess | null;
+    if (extra && extra.child.exitCode === null && extra.child.signalCode === null) {
+      extra.child.kill('SIGTERM');
+      await Promise.race([extra.exited, new Promise((r) => setTimeout(r, 10_000))]);
+    }
     if (service) {
       service.child.kill('SIGTERM');
       await Promise.race([service.exited, new Promise((r) => setTimeout(r, 10_000))]);

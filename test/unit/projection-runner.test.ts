@@ -179,6 +179,28 @@ describe('projection runner', () => {
     expect(status).to.include({ state: 'failed', lastError: 'boom', position: 0 });
   });
 
+  it('a projection that failed starts again by itself from its checkpoint once the cause is gone (a read store that was down)', async () => {
+    let down = true;
+    const flaky: Projector = {
+      ...probesProjector,
+      async project(event, s) {
+        if (down) throw new Error('read store unreachable');
+        return probesProjector.project(event, s);
+      },
+    };
+    runner = new ProjectionRunner(events, store, [flaky], logger);
+    await runner.start();
+    const id = randomUUID();
+    await createProbe(events, context(), id, 'flaky');
+    const { position } = await incrementProbe(events, context(), id, 5);
+    await waitUntil('the projection to fail', async () => (await runner.status())[0].state === 'failed', 5_000, 10);
+    expect((await runner.status())[0]).to.include({ lastError: 'read store unreachable', position: 0 });
+    down = false;
+    expect(await runner.waitFor(position!, `probe-${id}`, 10_000), 'caught up without a restart').to.equal(true);
+    expect((await runner.status())[0]).to.include({ state: 'running' });
+    expect((await store.collection('probes').findOne({ _id: id }))?.value).to.equal(5);
+  });
+
   it('carries out a rebuild requested as an event, and the request answers with its outcome', async () => {
     runner = new ProjectionRunner(events, store, [probesProjector], logger);
     await runner.start();
