@@ -38,7 +38,7 @@ export function createApp(services: Services, routes: RouteDef[]): Koa {
   app.use(requestContext(services.logger));
   // Routes speaking another wire format render their errors its way (exact paths only).
   const renderers = new Map(routes.filter((r) => r.renderError && !r.path.includes('{')).map((r) => [`/api${r.path}`, r.renderError!]));
-  app.use(errorHandler(services.logger, (path) => renderers.get(path)));
+  app.use(errorHandler(services.logger, (path) => renderers.get(path), services.unavailableDependency));
   app.use(urlEncoding());
   // JSON, form and text bodies; the exact text stays in `request.rawBody` (signed inbound webhooks).
   const bodyLimits = new Map(routes.filter((r) => r.bodyLimitBytes && !r.path.includes('{')).map((r) => [`${r.method} /api${r.path}`, r.bodyLimitBytes!(services.config)]));

@@ -45,7 +45,7 @@ const STATUS_TEXT: Record<number, string> = {
   431: 'HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB)',
   500: 'INTERNAL_ERROR',
   502: 'an upstream service failed',
-  503: 'unavailable',
+  503: 'SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds',
   504: 'an upstream service timed out',
 };
 
@@ -145,6 +145,8 @@ export function statusesOf(route: RouteDef): number[] {
   statuses.add(400);
   // Anywhere: a request line and headers over Node's limit (16 KiB), e.g. a long query (HEADERS_TOO_LARGE).
   statuses.add(431);
+  // Anywhere: a server underneath did not answer (SERVICE_UNAVAILABLE, Retry-After).
+  statuses.add(503);
   if (route.multipart) statuses.add(400);
   if (route.body || route.multipart) {
     statuses.add(413);

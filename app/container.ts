@@ -8,6 +8,7 @@ import { DocumentLeaseStore } from '../infra/bus/relay-lease.js';
 import { CountingDeadLetters } from '../infra/bus/dead-letters.js';
 import { eventStoreDeadLetters } from './dead-letters.js';
 import type { LeaseStore } from '../ports/lease.js';
+import { unavailableDependency } from '../infra/availability/classify.js';
 import type { Config, Role } from '../infra/config/index.js';
 import { SqliteEventStore } from '../infra/event-store/sqlite.js';
 import { UpcastingEventStore } from '../infra/event-store/upcasting.js';
@@ -150,7 +151,7 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
     : credentialLookup(readStore);
 
   const services: Services = {
-    config, role, logger, eventStore, readStore, checkpoints, bus, projections,
+    config, role, logger, unavailableDependency, eventStore, readStore, checkpoints, bus, projections,
     tokens, auth: new Authenticator(tokens, credentials, clock, { unverifiedAccountTtlHours: config.UNVERIFIED_ACCOUNT_TTL_HOURS }), sealedBox, mailer, rateLimiter: config.RATE_LIMIT_REDIS_URL ? await (await import('../infra/rate-limiter/redis.js')).RedisRateLimiter.connect(config.RATE_LIMIT_REDIS_URL, config.RATE_LIMIT_REDIS_PREFIX, logger) : new RateLimiter(clock), social: socialProviders(config),
     now, newId: () => randomUUID(),
     storedEvents: rawEventStore instanceof SqliteEventStore ? sqliteStoredEvents(rawEventStore) : appendOnlyStoredEvents(rawEventStore),

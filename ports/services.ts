@@ -32,12 +32,15 @@ import type { SkillsReadModel } from './skills.js';
 import type { AssistantReads } from './assistant.js';
 import type { AppDelivery } from './app-delivery.js';
 import type { LocalWork } from './local-work.js';
+import type { UnavailableDependency } from './availability.js';
 
 /** What the composition root hands to routes and consumers. */
 export interface Services {
   config: Config;
   role: Role;
   logger: Logger;
+  /** Names the server an error says is down (503 instead of 500). */
+  unavailableDependency: UnavailableDependency;
   eventStore: EventStore;
   readStore: ReadStore;
   /** Durable positions of consumers and the relay (the embedded read store's are in memory). */

@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import { DomainError } from '../../domain/shared/decider.js';
+import type { UnavailableDependency } from '../../ports/availability.js';
 import type { Logger } from '../../ports/logger.js';
 import { DuplicateKeyError, InvalidCursorError } from '../../ports/read-store.js';
 import { LlmProviderError } from '../../ports/llm-errors.js';
@@ -14,8 +15,15 @@ interface HttpishError {
   message: string;
 }
 
-/** Maps every failure to the error body of DESIGN.md §7; only unexpected errors are 500 and logged with their stack. */
-export function errorHandler(logger: Logger, rendererFor: (path: string) => ErrorRenderer | undefined = () => undefined): Middleware {
+/** A dependency that did not answer: the client may send the request again after this long. */
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * Maps every failure to the error body of DESIGN.md §7; only unexpected errors are 500 and logged
+ * with their stack. A server we depend on that did not answer (read store, key-value store, bus)
+ * is 503 SERVICE_UNAVAILABLE with Retry-After: nothing was acknowledged, the request may be repeated.
+ */
+export function errorHandler(logger: Logger, rendererFor: (path: string) => ErrorRenderer | undefined = () => undefined, unavailable: UnavailableDependency = () => null): Middleware {
   return async (ctx, next) => {
     // A route speaking another API's wire format (renderError) gets its errors in that format.
     const render = (status: number, body: ReturnType<typeof errorBody>) => rendererFor(ctx.path)?.(status, body.error) ?? body;
@@ -29,12 +37,16 @@ export function errorHandler(logger: Logger, rendererFor: (path: string) => Erro
         ctx.status = 405;
       }
     } catch (err) {
-      const [status, body] = describe(err);
+      const dependency = unavailable(err);
+      const [status, body] = dependency
+        ? [503, errorBody('SERVICE_UNAVAILABLE', `the ${dependency} did not answer; try again shortly`, { dependency, retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_SECONDS })]
+        : describe(err);
       const retryAfter = (body.error.details as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;
-      if (status === 429 && retryAfter) ctx.set('Retry-After', String(retryAfter));
+      if ((status === 429 || status === 503) && retryAfter) ctx.set('Retry-After', String(retryAfter));
       ctx.status = status;
       ctx.body = render(status, body);
-      if (status >= 500) logger.error({ err, requestId: ctx.state.requestId }, 'request failed');
+      if (dependency) logger.warn({ error: (err as Error).message, dependency, requestId: ctx.state.requestId }, 'request failed: a dependency is unavailable');
+      else if (status >= 500) logger.error({ err, requestId: ctx.state.requestId }, 'request failed');
     }
   };
 }

@@ -15,6 +15,7 @@ export const SHARED_FILES: Readonly<Record<string, string>> = {
   'commands/snapshots.ts': 'snapshots of long streams that loop and time travel fold from (any decider with a stateVersion)',
   'projections/index.ts': 'the list of all projectors the runner feeds',
   'projections/projector.ts': 'the projector type and helpers every projection uses',
+  'projections/folded-docs.ts': 'one document per stream holding its folded state, written once per batch (runs, workflows)',
   'consumers/index.ts': 'the list of all consumers the worker role starts',
   'api/routes/index.ts': 'the route table that mounts every router',
   'api/routes/health.ts': 'liveness and readiness of the process, not of a context',
