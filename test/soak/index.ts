@@ -68,7 +68,8 @@ function serviceEnv(mode: 'embedded' | 'distributed', dataDir: string): Record<s
   };
   if (process.env.HEAP_PROBE_SNAPSHOT_DIR) env.HEAP_PROBE_SNAPSHOT_DIR = process.env.HEAP_PROBE_SNAPSHOT_DIR;
   if (mode === 'distributed') Object.assign(env, { MONGODB_URL: process.env.MONGODB_URL!, MONGODB_DB: `soak_${id}`, KAFKA_BROKERS: process.env.KAFKA_BROKERS!, KAFKA_TOPIC_PREFIX: `soak-${id}` });
-  if (mode === 'distributed' && process.env.REDIS_URL) env.REDIS_URL = process.env.REDIS_URL;
+  // Rate limits shared through Redis, as a deployment of several API processes has them.
+  if (mode === 'distributed' && process.env.REDIS_URL) env.RATE_LIMIT_REDIS_URL = process.env.REDIS_URL;
   return env;
 }
 
