@@ -4,6 +4,7 @@ import { sleep } from '../../lib/sleep.js';
 import type { Consumer } from '../../ports/bus.js';
 import type { DeadLetter, DeadLetterSink } from '../../ports/dead-letters.js';
 import type { Logger } from '../../ports/logger.js';
+import { unavailableDependency } from '../availability/classify.js';
 
 /**
  * Handler failure policy shared by every bus adapter.
@@ -15,6 +16,11 @@ import type { Logger } from '../../ports/logger.js';
  * /admin/dead-letters), and skipped, so one poisoned event cannot block its consumer (and every
  * stream behind it) forever. The event is skipped only once the record is stored: while the sink
  * fails (event store down), recording is retried with backoff and the consumer waits.
+ *
+ * A failure that says a server underneath did not answer (read store, key-value store, bus: see
+ * infra/availability) is not the event's fault: it does not count as an attempt, and the handler
+ * is retried with a capped backoff until the server is back (issue 37: a FerretDB restart
+ * dead-lettered every message whose webhook delivery was being recorded).
  */
 export interface RetryPolicy {
   /** Total handler calls for one event, the first included. */
@@ -34,6 +40,9 @@ export function retryPolicy(overrides: Partial<RetryPolicy> = {}): RetryPolicy {
 /** `aborted`: the bus is stopping; the event was not handled and must not be checkpointed. */
 export type HandleOutcome = 'handled' | 'dead-lettered' | 'aborted';
 
+/** The longest wait between two calls while a server underneath is down. */
+const UNAVAILABLE_MAX_DELAY_MS = 10_000;
+
 export async function handleWithRetry(
   consumer: Consumer,
   event: RecordedEvent,
@@ -43,6 +52,7 @@ export async function handleWithRetry(
   deadLetters?: DeadLetterSink,
 ): Promise<HandleOutcome> {
   let firstFailedAt: Date | null = null;
+  let waitsForServer = 0;
   for (let attempt = 1; ; attempt++) {
     try {
       await consumer.handle(event);
@@ -50,6 +60,15 @@ export async function handleWithRetry(
     } catch (err) {
       const where = { consumer: consumer.name, eventId: event.id, type: event.type, streamId: event.streamId, position: event.position };
       const error = err instanceof Error ? err.message : String(err);
+      const dependency = unavailableDependency(err);
+      if (dependency) {
+        attempt -= 1;
+        const delay = backoffDelay(++waitsForServer, policy.baseDelayMs, Math.max(policy.maxDelayMs, UNAVAILABLE_MAX_DELAY_MS));
+        logger.warn({ ...where, dependency, retryInMs: delay, error }, 'handler failed: a server it needs is unavailable; retrying until it is back');
+        if (!(await sleep(delay, signal))) return 'aborted';
+        continue;
+      }
+      waitsForServer = 0;
       firstFailedAt ??= new Date();
       if (attempt >= policy.maxAttempts) {
         logger.error({ ...where, attempts: attempt, error, deadLetter: true }, 'handler failed on every attempt; event dead-lettered and skipped');

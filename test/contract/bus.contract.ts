@@ -1,3 +1,4 @@
+import { MongoNetworkError } from 'mongodb';
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { categoryOf, type RecordedEvent } from '../../domain/shared/events.js';
@@ -222,6 +223,25 @@ export function busContract(label: string, make: () => Promise<BusFixture>): voi
       expect(letter.firstFailedAt.getTime()).to.be.at.least(startedAt - 1);
       expect(letter.lastFailedAt.getTime()).to.be.greaterThan(letter.firstFailedAt.getTime());
       expect(fx.deadLetters.failing, 'the sink was retried until it stored the letter').to.equal(0);
+    });
+
+    it('never dead-letters an event because a server underneath is down: waits for it past maxAttempts, then handles it', async () => {
+      const [s] = streams(cat.a, 1);
+      const ids = await appendRound(fx.eventStore, [s], 3);
+      let outage = 0;
+      const c = recorder(cat.name('outage'), [cat.a]);
+      await start({
+        ...c,
+        async handle(e) {
+          // The read store restarting, for more calls than the policy's 5 attempts.
+          if (e.id === ids[1] && ++outage <= 7) throw new MongoNetworkError('connect ECONNREFUSED 127.0.0.1:27017');
+          await c.handle(e);
+        },
+      });
+      await waitUntil(() => c.ids().has(ids[2]), () => `the events after the outage (calls so far: ${outage})`, 30_000);
+      expect(c.ids().has(ids[1]), 'the event that met the outage was handled, not skipped').to.equal(true);
+      expect(fx.deadLetters.recorded.filter((l) => l.consumer === cat.name('outage'))).to.deep.equal([]);
+      expectPerStreamOrder(c.seen);
     });
 
     it('gives every consumer (by name) all events', async () => {
