@@ -51,6 +51,14 @@ const MAX_PAGES = 100;
 /** Pings that time out this many times in a row mean the server is gone (a refused one counts at once). */
 const PING_TIMEOUTS_TO_GIVE_UP = 2;
 
+/**
+ * Lets this process read what is already waiting on its sockets and pipes. A timer that fires after
+ * our event loop stalled (a long synchronous handler, a full GC, a starved CPU) runs before the
+ * loop's poll phase reads data that arrived during the stall; a check-phase callback runs after it.
+ * Two turns, so that data handed on through a promise chain (an HTTP body) is in too.
+ */
+const readWhatArrived = () => new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
+
 const optional = <K extends string>(key: K, value: unknown): Partial<Record<K, string>> => (typeof value === 'string' ? ({ [key]: value } as Record<K, string>) : {});
 
 async function allPages<T>(fetchPage: (cursor?: string) => Promise<{ items: T[]; nextCursor?: string }>): Promise<T[]> {
@@ -81,6 +89,8 @@ class Connection implements McpConnection {
   private pingTimer?: NodeJS.Timeout;
   private pingTimeouts = 0;
   private pinging = false;
+  /** performance.now() of the last message read from the server: any message shows it is alive. */
+  private lastHeardAt = performance.now();
   private shutdownDone?: Promise<void>;
   private readonly progressListeners = new Map<string, ProgressListener>();
   private toolsChangedTimer?: NodeJS.Timeout;
@@ -136,6 +146,7 @@ class Connection implements McpConnection {
     const transport = this.opened.transport;
     const inner = transport.onmessage;
     transport.onmessage = (message: JSONRPCMessage, extra?: unknown) => {
+      this.lastHeardAt = performance.now();
       const m = message as { method?: unknown; params?: { progressToken?: unknown; progress?: unknown; total?: unknown; message?: unknown } };
       const token = m.method === 'notifications/progress' ? m.params?.progressToken : undefined;
       if (typeof token === 'string' && token.startsWith(PROGRESS_TOKEN_PREFIX)) {
@@ -154,15 +165,30 @@ class Connection implements McpConnection {
     return Math.max(1000, Math.min(this.options.pingIntervalMs || 10_000, 10_000));
   }
 
+  /**
+   * The keep-alive judges the server, not this process: the ping's timeout is a timer on our own
+   * event loop, so after a stall of ours it fires before we read the answer already waiting in the
+   * pipe (the soak's server went to `error` that way, issue 37). A timed-out ping therefore counts
+   * only when, once what arrived has been read, the server has sent nothing since the ping left.
+   */
   private async probe(): Promise<void> {
     if (this.closedByUs || this.lost || this.pinging) return;
     this.pinging = true;
+    const sentAt = performance.now();
     try {
       await this.client.ping({ timeout: this.pingTimeoutMs });
       this.pingTimeouts = 0;
     } catch (err) {
       const mapped = toClientError(err, 'ping', { timeoutMs: this.pingTimeoutMs });
-      if (mapped.code === 'MCP_TIMEOUT' && ++this.pingTimeouts < PING_TIMEOUTS_TO_GIVE_UP) return;
+      if (mapped.code === 'MCP_TIMEOUT') {
+        await readWhatArrived();
+        if (this.closedByUs || this.lost) return;
+        if (this.lastHeardAt >= sentAt) {
+          this.pingTimeouts = 0;
+          return;
+        }
+        if (++this.pingTimeouts < PING_TIMEOUTS_TO_GIVE_UP) return;
+      }
       this.markLost(`the server stopped answering pings: ${mapped.message}`);
     } finally {
       this.pinging = false;

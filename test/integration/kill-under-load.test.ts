@@ -25,6 +25,7 @@ import { startServiceProcess, type ServiceProcess } from '../support/service-pro
 import { availableModes } from '../support/test-service.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { pick, prng, runOp, setUpActor, setUpMcp, type Acknowledged, type Actor } from '../soak/mix.js';
+import { newMcpTally } from '../soak/mcp-calls.js';
 import { verify, verifyFlows } from '../soak/verify.js';
 
 const KILLS = 3;
@@ -73,7 +74,7 @@ for (const mode of availableModes()) {
       service = await startServiceProcess(env(), [], 60_000);
       const actors: Actor[] = [];
       for (let i = 0; i < ACTORS; i++) actors.push(await setUpActor(service.baseUrl, i, receiver.url, secret));
-      const mcp = { serverId: await setUpMcp(service.baseUrl, actors[0].user), owner: actors[0].user };
+      const mcp = { serverId: await setUpMcp(service.baseUrl, actors[0].user), owner: actors[0].user, tally: newMcpTally() };
       const acked: Acknowledged = { flowEdits: new Map(), asyncRuns: [], documents: [], memories: [], messagesTo: new Map() };
       let inFlightFailures = 0;
       const cut: string[] = [];

@@ -18,6 +18,7 @@ import { startServiceProcess, type ServiceProcess } from '../support/service-pro
 import { waitUntil } from '../support/test-service.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { prng, runOp, setUpActor, type Acknowledged, type Actor, type OpKind } from '../soak/mix.js';
+import { newMcpTally } from '../soak/mcp-calls.js';
 import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
 import { UpcastingEventStore } from '../../infra/event-store/upcasting.js';
 import { allUpcastersWith } from '../../domain/upcasters.js';
@@ -79,7 +80,7 @@ describe('embedded read models killed inside a projection batch (issue 30)', fun
     const actors: Actor[] = [];
     for (let i = 0; i < 3; i++) actors.push(await setUpActor(service.baseUrl, i, receiver.url, secret));
     const acked: Acknowledged = { flowEdits: new Map(), asyncRuns: [], documents: [], memories: [], messagesTo: new Map() };
-    const noMcp = { serverId: 'none', owner: actors[0].user };
+    const noMcp = { serverId: 'none', owner: actors[0].user, tally: newMcpTally() };
     let stop = false;
     let acknowledged = 0;
     const first = service;

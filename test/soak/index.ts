@@ -5,7 +5,8 @@
  * drives a mixed load at it for N minutes (mix.ts: flow edits, sync and async runs, messages whose
  * webhooks go to a receiver failing 30 % of attempts, MCP tool calls, document writes and searches,
  * memory saves, logins). At the end it checks (verify.ts) that every acknowledged write is readable,
- * every async run completed, every webhook delivery succeeded or was recorded as failed, that every
+ * every async run completed, every webhook delivery succeeded or was recorded as failed, every MCP
+ * call succeeded or was retried to success (mcp-calls.ts: transient answers retried as a user would), that every
  * answer matched the OpenAPI document, and that the service's heap and open handles stayed within a
  * bound of what they were after the warm-up. Exit code 1 when a check failed. The seed is printed:
  * `--seed` replays the same choice of operations. `--faults` (faults.ts) makes the servers underneath
@@ -15,11 +16,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { call, responseMismatches, responseStats } from '../support/http.js';
+import { responseMismatches, responseStats } from '../support/http.js';
 import { mcpTestEnv } from '../support/mcp-servers.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
 import { WEIGHTS, pick, prng, runOp, setUpActor, setUpMcp, type Acknowledged, type Actor, type OpKind } from './mix.js';
+import { excuseMcpFailure, mcpCheck, newMcpTally, reportMcp } from './mcp-calls.js';
 import { Sampler, heapProbeNodeArgs } from './sampler.js';
 import { verify, verifyFlows, type CheckResult } from './verify.js';
 import { FaultInjector, latestFaultStartMs, planFaults, RECOVERY_GRACE_MS } from './faults.js';
@@ -104,7 +106,7 @@ async function soakOne(mode: 'embedded' | 'distributed', o: Options): Promise<bo
       : null;
     const actors: Actor[] = [];
     for (let i = 0; i < o.concurrency; i++) actors.push(await setUpActor(baseUrl, i, receiver.url, secret));
-    const mcp = { serverId: await setUpMcp(baseUrl, actors[0].user), owner: actors[0].user };
+    const mcp = { serverId: await setUpMcp(baseUrl, actors[0].user), owner: actors[0].user, tally: newMcpTally() };
     const acked: Acknowledged = { flowEdits: new Map(), asyncRuns: [], documents: [], memories: [], messagesTo: new Map() };
     const counts = new Map<OpKind, { ok: number; failed: number; excused: number; ms: number[] }>(Object.keys(WEIGHTS).map((k) => [k as OpKind, { ok: 0, failed: 0, excused: 0, ms: [] }]));
     const failures: string[] = [];
@@ -145,6 +147,7 @@ async function soakOne(mode: 'embedded' | 'distributed', o: Options): Promise<bo
           } catch (err) {
             if (injector?.excuse(startedAt, Date.now())) {
               entry.excused++;
+              if (kind === 'mcp_call') excuseMcpFailure(mcp.tally, (err as Error).message);
               continue;
             }
             entry.failed++;
@@ -165,12 +168,7 @@ async function soakOne(mode: 'embedded' | 'distributed', o: Options): Promise<bo
       console.log(`[${label}] ${kind.padEnd(12)} ${String(c.ok).padStart(6)} ok ${String(c.failed).padStart(4)} failed${injector ? ` ${String(c.excused).padStart(4)} during faults` : ''}  ${(c.ok / elapsed).toFixed(1).padStart(6)}/s  p50 ${q(0.5)} ms  p99 ${q(0.99)} ms`);
     }
 
-    if (counts.get('mcp_call')!.failed > 0) {
-      const server = await call(baseUrl, 'GET', `/mcp/servers/${mcp.serverId}`, undefined, mcp.owner.auth);
-      const history = await call(baseUrl, 'GET', `/mcp/servers/${mcp.serverId}/history?limit=5`, undefined, mcp.owner.auth);
-      console.log(`[${label}] MCP server after the load: ${server.text.slice(0, 600)}`);
-      console.log(`[${label}] MCP history (latest): ${history.text.slice(0, 600)}`);
-    }
+    for (const line of await reportMcp(baseUrl, mcp)) console.log(`[${label}] ${line}`);
     const checks: CheckResult[] = [];
     checks.push({ name: injector ? `no operation failed under load, but during a fault or ${RECOVERY_GRACE_MS / 1000} s after it` : 'no operation failed under load', checked: operationsDone(), problems: failures });
     if (injector) {
@@ -185,6 +183,7 @@ async function soakOne(mode: 'embedded' | 'distributed', o: Options): Promise<bo
       if (injector.windows.length === 0) problems.push('no fault was injected: the soak is too short for --faults');
       checks.push({ name: 'the service recovered from every fault by itself', checked: injector.windows.length, problems });
     }
+    checks.push(mcpCheck(mcp.tally));
     checks.push(...(await verify(baseUrl, acked, 90_000)));
     checks.push(await verifyFlows(baseUrl, actors.map((a) => ({ flowId: a.flowId, acked: acked.flowEdits.get(a.flowId) ?? 0, attempted: a.edits, auth: a.user.auth }))));
     checks.push({ name: 'every answer matched the OpenAPI document', checked: responseStats.validated, problems: responseMismatches.splice(0).slice(0, 20).map((m) => JSON.stringify(m).slice(0, 300)) });

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { call } from '../support/http.js';
 import { login, registerUser, type RegisteredUser } from '../support/identity.js';
 import { EVERYTHING_JS } from '../support/mcp-servers.js';
+import { callEchoAsUser, type SoakMcp } from './mcp-calls.js';
 
 export type OpKind = 'edit_flow' | 'sync_run' | 'async_run' | 'send_message' | 'mcp_call' | 'doc_write' | 'doc_search' | 'memory_save' | 'login';
 
@@ -117,7 +118,7 @@ export async function setUpMcp(baseUrl: string, owner: RegisteredUser): Promise<
   return id;
 }
 
-export async function runOp(kind: OpKind, baseUrl: string, actor: Actor, mcp: { serverId: string; owner: RegisteredUser }, acked: Acknowledged, rand: () => number): Promise<void> {
+export async function runOp(kind: OpKind, baseUrl: string, actor: Actor, mcp: SoakMcp, acked: Acknowledged, rand: () => number): Promise<void> {
   const auth = actor.user.auth;
   const as = (method: string, path: string, body?: unknown, who: Record<string, string> = auth) => call(baseUrl, method, path, body, who);
   switch (kind) {
@@ -146,11 +147,8 @@ export async function runOp(kind: OpKind, baseUrl: string, actor: Actor, mcp: { 
       acked.messagesTo.set(actor.target.id, entry);
       return;
     }
-    case 'mcp_call': {
-      const res = await as('POST', `/mcp/servers/${mcp.serverId}/tools/call`, { name: 'echo', arguments: { message: 'soak' } }, mcp.owner.auth);
-      must(res, 200, 'POST /mcp/servers/{id}/tools/call');
-      return;
-    }
+    case 'mcp_call':
+      return callEchoAsUser(baseUrl, mcp);
     case 'doc_write': {
       const id = `d${randomBytes(6).toString('hex')}`;
       const document = { n: Math.floor(rand() * 100), tag: rand() < 0.5 ? 'even' : 'odd', at: new Date().toISOString() };
