@@ -160,6 +160,25 @@ async function soakOne(mode: 'embedded' | 'distributed', o: Options): Promise<bo
     clearInterval(progress);
     stopFaults.abort();
     await faultsDone;
+    // A fault whose server came back as the load ended (a Kafka restart takes up to a minute) has had
+    // no operation after it yet: rounds of the mix, until each has one or a minute passed, show
+    // whether the service recovered. Failures here are judged as under load.
+    const recoveryRand = prng(o.seed ^ 0x7e57);
+    for (const until = Date.now() + 60_000; injector?.windows.some((w) => w.firstSuccessAfterMs === null) && Date.now() < until; ) {
+      for (const kind of Object.keys(WEIGHTS) as OpKind[]) {
+        const startedAt = Date.now();
+        try {
+          await runOp(kind, baseUrl, actors[0], mcp, acked, recoveryRand);
+          injector.succeeded(startedAt);
+        } catch (err) {
+          if (injector.excuse(startedAt, Date.now())) {
+            if (kind === 'mcp_call') excuseMcpFailure(mcp.tally, (err as Error).message);
+            continue;
+          }
+          failures.push(`${kind} after the load: ${(err as Error).message}`);
+        }
+      }
+    }
     const elapsed = (Date.now() - started) / 1000;
 
     for (const [kind, c] of counts) {
