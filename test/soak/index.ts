@@ -25,6 +25,8 @@ import { excuseMcpFailure, mcpCheck, newMcpTally, reportMcp } from './mcp-calls.
 import { Sampler, heapProbeNodeArgs } from './sampler.js';
 import { verify, verifyFlows, type CheckResult } from './verify.js';
 import { FaultInjector, latestFaultStartMs, planFaults, RECOVERY_GRACE_MS } from './faults.js';
+import { diagnose } from './diagnose.js';
+import { registerUser } from '../support/identity.js';
 
 interface Options {
   minutes: number;
@@ -52,6 +54,8 @@ function parseArgs(argv: string[]): Options {
 }
 
 const METRICS_TOKEN = `soak-${randomBytes(12).toString('hex')}`;
+/** Reads the projections' state and the dead letters when a check fails (diagnose.ts). */
+const OPERATOR_EMAIL = `soak-operator-${randomBytes(4).toString('hex')}@example.test`;
 
 function serviceEnv(mode: 'embedded' | 'distributed', dataDir: string): Record<string, string> {
   const id = randomBytes(4).toString('hex');
@@ -61,6 +65,7 @@ function serviceEnv(mode: 'embedded' | 'distributed', dataDir: string): Record<s
     PORT: '0',
     LOG_LEVEL: 'warn',
     METRICS_TOKEN,
+    ADMIN_EMAILS: OPERATOR_EMAIL,
     RATE_LIMIT_AUTH_PER_MINUTE: '100000',
     ALLOW_PRIVATE_NETWORK: 'true',
     // A flaky receiver must settle within the soak: short back-off, few attempts.
@@ -104,6 +109,7 @@ async function soakOne(mode: 'embedded' | 'distributed', o: Options): Promise<bo
           (line) => console.log(`[${label}] ${line}`),
         )
       : null;
+    const operator = await registerUser(baseUrl, { email: OPERATOR_EMAIL });
     const actors: Actor[] = [];
     for (let i = 0; i < o.concurrency; i++) actors.push(await setUpActor(baseUrl, i, receiver.url, secret));
     const mcp = { serverId: await setUpMcp(baseUrl, actors[0].user), owner: actors[0].user, tally: newMcpTally() };
@@ -217,6 +223,10 @@ async function soakOne(mode: 'embedded' | 'distributed', o: Options): Promise<bo
       ok &&= passed;
       console.log(`[${label}] ${passed ? 'PASS' : 'FAIL'} ${check.name} (${check.checked} checked)`);
       for (const p of check.problems.slice(0, 30)) console.log(`[${label}]      ${p}`);
+    }
+    if (!ok) {
+      const processes = [{ name: `${mode}-service`, process: service }, { name: `${mode}-worker`, process: worker as ServiceProcess | null }];
+      for (const line of await diagnose(baseUrl, operator.auth, processes)) console.log(`[${label}] diagnosis: ${line}`);
     }
     return ok;
   } finally {
