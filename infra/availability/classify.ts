@@ -13,6 +13,14 @@ const BACKEND_DOWN = /failed to connect|connection refused|conn closed|unexpecte
  */
 const REDIS_DOWN = new Set(['ClientClosedError', 'ClientOfflineError', 'ConnectionTimeoutError', 'ReconnectStrategyError', 'SocketClosedUnexpectedlyError', 'SocketTimeoutError']);
 
+/** A socket the peer closed or refused; which server it was is read from the driver in the stack. */
+const SOCKET_GONE = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'ETIMEDOUT']);
+const DRIVER_IN_STACK: Array<[RegExp, string]> = [
+  [/node_modules\/mongodb\//, 'read store'],
+  [/node_modules\/(@redis|redis)\//, 'key-value store'],
+  [/node_modules\/kafkajs\//, 'bus'],
+];
+
 /** Errors of the drivers our adapters use, each named after the server that did not answer; walks `cause`. */
 export const unavailableDependency: UnavailableDependency = (err) => {
   for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
@@ -22,6 +30,14 @@ export const unavailableDependency: UnavailableDependency = (err) => {
     if (REDIS_DOWN.has((e as object).constructor?.name)) return 'key-value store';
     const name = (e as { name?: unknown }).name;
     if (typeof name === 'string' && /^KafkaJS(Connection|NumberOfRetriesExceeded|BrokerNotFound|RequestTimeout)/.test(name)) return 'bus';
+    // The MongoDB driver lets a write on a socket FerretDB just closed escape as a bare EPIPE
+    // ("This socket has been ended by the other party"), not as a MongoNetworkError.
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && SOCKET_GONE.has(code)) {
+      const stack = String((e as { stack?: unknown }).stack ?? '');
+      const driver = DRIVER_IN_STACK.find(([pattern]) => pattern.test(stack));
+      if (driver) return driver[1];
+    }
   }
   return null;
 };

@@ -19,6 +19,12 @@ describe('a server we depend on that did not answer is 503 SERVICE_UNAVAILABLE, 
     expect(unavailableDependency(new ClientClosedError('The client is closed'))).to.equal('key-value store');
     expect(unavailableDependency(Object.assign(new Error('Connection error: connect ECONNREFUSED'), { name: 'KafkaJSConnectionError' }))).to.equal('bus');
     expect(unavailableDependency(new Error('wrapped', { cause: new MongoNetworkError('reset') }))).to.equal('read store');
+    // The driver writing on a socket FerretDB closed: a bare EPIPE whose stack is the driver's.
+    const epipe = Object.assign(new Error('This socket has been ended by the other party'), { code: 'EPIPE' });
+    epipe.stack = `Error: This socket has been ended by the other party\n    at Socket.writeAfterFIN (node:net:566:14)\n    at Connection.writeCommand (/srv/node_modules/mongodb/src/cmap/connection.ts:720:21)`;
+    expect(unavailableDependency(epipe)).to.equal('read store');
+    // The same code from a socket of our own (an outbound webhook) is not a dependency of ours.
+    expect(unavailableDependency(Object.assign(new Error('write EPIPE'), { code: 'EPIPE', stack: 'Error: write EPIPE\n    at /srv/infra/http/outbound.ts:1:1' }))).to.equal(null);
     expect(unavailableDependency(new MongoServerError({ message: 'E11000 duplicate key', code: 11000 }))).to.equal(null);
     expect(unavailableDependency(new TypeError('x is undefined'))).to.equal(null);
   });
