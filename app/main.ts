@@ -40,7 +40,7 @@ async function main() {
     const retrier = deadLetterRetrier({ eventStore: services.eventStore, logger: services.logger, now: services.now }, workerId, handlers);
     for (const consumer of [...handlers, retrier]) consumers.push(await services.bus.start(consumer));
     recovery = await startRunRecovery(
-      { eventStore: services.eventStore, clock: { now: services.now }, logger: services.logger, runs: services.runs, queries: services.runRecovery, settings: config },
+      { eventStore: services.eventStore, clock: { now: services.now }, logger: services.logger, runs: services.runs, queries: services.runRecovery, settings: config, consumers: handlers.map((c) => c.name) },
       `${role}:${process.pid}`,
       role,
     );

@@ -1623,6 +1623,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/dead-letters/{id}/discard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** closes a dead letter without delivering it (operators only): it leaves the open list and a queued retry of it delivers nothing; discarding twice is the same */
+        post: operations["discardDeadLetter"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/mcp/servers/auto-reconnect/run": {
         parameters: {
             query?: never;
@@ -16463,7 +16480,7 @@ export interface operations {
                 limit?: number;
                 cursor?: string;
                 consumer?: string;
-                status?: "open" | "resolved";
+                status?: "open" | "resolved" | "discarded";
             };
             header?: never;
             path?: never;
@@ -16482,28 +16499,49 @@ export interface operations {
                         success: true;
                         deadLetters: {
                             id: string;
+                            /**
+                             * @description `undecodable`: a bus message that is no event (its raw bytes are in `message`); it cannot be retried, only discarded
+                             * @enum {string}
+                             */
+                            kind: "event" | "undecodable";
                             consumer: string;
+                            /** @description the failed event; null for an undecodable message */
                             event: {
                                 id: string;
                                 type: string;
                                 streamId: string;
                                 revision: number;
                                 position: number;
-                            };
+                            } | null;
+                            /** @description the raw Kafka message of an undecodable letter; null for an event */
+                            message: {
+                                topic: string;
+                                partition: number;
+                                offset: string;
+                                key: string | null;
+                                /** @description the raw value, base64, at most its first 64 KiB */
+                                valueBase64: string;
+                                /** @description the raw value's size in bytes as it arrived */
+                                size: number;
+                                truncated: boolean;
+                            } | null;
                             /** @enum {string} */
-                            status: "open" | "resolved";
+                            status: "open" | "resolved" | "discarded";
                             attempts: number;
                             lastError: string;
                             firstFailedAt: string;
                             lastFailedAt: string;
                             retries: number;
                             resolvedAt: string | null;
+                            discardedAt: string | null;
+                            discardReason: string | null;
                         }[];
                         nextCursor: string | null;
                         counts: {
                             [key: string]: {
                                 open: number;
                                 resolved: number;
+                                discarded: number;
                             };
                         };
                     };
@@ -16581,27 +16619,47 @@ export interface operations {
                         error?: string;
                         deadLetter: {
                             id: string;
+                            /**
+                             * @description `undecodable`: a bus message that is no event (its raw bytes are in `message`); it cannot be retried, only discarded
+                             * @enum {string}
+                             */
+                            kind: "event" | "undecodable";
                             consumer: string;
+                            /** @description the failed event; null for an undecodable message */
                             event: {
                                 id: string;
                                 type: string;
                                 streamId: string;
                                 revision: number;
                                 position: number;
-                            };
+                            } | null;
+                            /** @description the raw Kafka message of an undecodable letter; null for an event */
+                            message: {
+                                topic: string;
+                                partition: number;
+                                offset: string;
+                                key: string | null;
+                                /** @description the raw value, base64, at most its first 64 KiB */
+                                valueBase64: string;
+                                /** @description the raw value's size in bytes as it arrived */
+                                size: number;
+                                truncated: boolean;
+                            } | null;
                             /** @enum {string} */
-                            status: "open" | "resolved";
+                            status: "open" | "resolved" | "discarded";
                             attempts: number;
                             lastError: string;
                             firstFailedAt: string;
                             lastFailedAt: string;
                             retries: number;
                             resolvedAt: string | null;
+                            discardedAt: string | null;
+                            discardReason: string | null;
                         } | null;
                     };
                 };
             };
-            /** @description no worker answered within the wait */
+            /** @description a worker runs the consumer but none answered within the wait: the request stays queued (`queued: true`) and the first worker to take it delivers it */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -16613,6 +16671,9 @@ export interface operations {
                         /** @constant */
                         status: "retrying";
                         requestId: string;
+                        /** @constant */
+                        queued: true;
+                        message: string;
                     };
                 };
             };
@@ -16643,7 +16704,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no such dead letter */
+            /** @description no such dead letter (DEAD_LETTER_NOT_FOUND) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -16652,8 +16713,161 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description already resolved */
+            /** @description already resolved (DEAD_LETTER_RESOLVED) or discarded (DEAD_LETTER_DISCARDED); an undecodable message, which has no event to deliver (DEAD_LETTER_NOT_RETRIABLE); or no live worker runs its consumer (CONSUMER_NOT_RUNNING) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    discardDeadLetter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": {
+                    /** @description why, kept in the log and shown on the letter */
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description discarded */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        deadLetter: {
+                            id: string;
+                            /**
+                             * @description `undecodable`: a bus message that is no event (its raw bytes are in `message`); it cannot be retried, only discarded
+                             * @enum {string}
+                             */
+                            kind: "event" | "undecodable";
+                            consumer: string;
+                            /** @description the failed event; null for an undecodable message */
+                            event: {
+                                id: string;
+                                type: string;
+                                streamId: string;
+                                revision: number;
+                                position: number;
+                            } | null;
+                            /** @description the raw Kafka message of an undecodable letter; null for an event */
+                            message: {
+                                topic: string;
+                                partition: number;
+                                offset: string;
+                                key: string | null;
+                                /** @description the raw value, base64, at most its first 64 KiB */
+                                valueBase64: string;
+                                /** @description the raw value's size in bytes as it arrived */
+                                size: number;
+                                truncated: boolean;
+                            } | null;
+                            /** @enum {string} */
+                            status: "open" | "resolved" | "discarded";
+                            attempts: number;
+                            lastError: string;
+                            firstFailedAt: string;
+                            lastFailedAt: string;
+                            retries: number;
+                            resolvedAt: string | null;
+                            discardedAt: string | null;
+                            discardReason: string | null;
+                        } | null;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such dead letter (DEAD_LETTER_NOT_FOUND) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description already delivered successfully (DEAD_LETTER_RESOLVED) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -20,6 +20,8 @@ export interface RunRecoveryPorts {
   /** Candidates from the read side; every takeover is decided on the run's stream. */
   queries: RunRecoveryQueries;
   settings: Pick<RunSettings, 'NODE_TIMEOUT_MS' | 'WORKER_HEARTBEAT_MS' | 'RUN_TIMEOUT_MS' | 'RUN_CLAIM_TIMEOUT_MS'>;
+  /** The bus consumers this process runs, announced in WorkerStarted (a dead-letter retry asks who runs its consumer). */
+  consumers?: string[];
 }
 
 /**
@@ -53,7 +55,7 @@ export async function startRunRecovery(ports: RunRecoveryPorts, workerName: stri
   const log = ports.logger.child({ component: 'run-recovery', workerId: presenceId });
   const context = (): CommandContext => ({ actorId: null, orgId: null, workspaceId: null, correlationId: randomUUID(), causationId: null, requestId: null, now: clock.now() });
 
-  await executeWorkerCommand(eventStore, context(), presenceId, { type: 'StartWorker', workerId: presenceId, host: hostname(), pid: process.pid, role, heartbeatMs: intervalMs });
+  await executeWorkerCommand(eventStore, context(), presenceId, { type: 'StartWorker', workerId: presenceId, host: hostname(), pid: process.pid, role, heartbeatMs: intervalMs, consumers: ports.consumers });
 
   // Runs claimed since this process started, followed in the log itself: the read model's list of
   // running runs (queries.runningRuns) covers what came before, but it lags by as much as the

@@ -1,4 +1,4 @@
-import type { WorkerEvent } from '../domain/workers/index.js';
+import { isWorkerDead, type WorkerEvent } from '../domain/workers/index.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { Doc, ReadStore } from '../ports/read-store.js';
 import { type Projector, ownedCollections } from './projector.js';
@@ -12,6 +12,8 @@ export interface WorkerDoc extends Doc {
   startedAt: string;
   lastHeartbeatAt: string;
   stoppedAt: string | null;
+  /** The bus consumers it announced; null when it did not say (an older worker): unknown, not none. */
+  consumers?: string[] | null;
   version: number;
 }
 
@@ -31,7 +33,7 @@ export const workersProjector: Projector = {
     switch (event.type) {
       case 'WorkerStarted': {
         const d = event.data;
-        const doc: WorkerDoc = { _id: id, host: d.host, pid: d.pid, role: d.role, heartbeatMs: d.heartbeatMs, startedAt: d.at, lastHeartbeatAt: d.at, stoppedAt: null, version: recorded.revision };
+        const doc: WorkerDoc = { _id: id, host: d.host, pid: d.pid, role: d.role, heartbeatMs: d.heartbeatMs, startedAt: d.at, lastHeartbeatAt: d.at, stoppedAt: null, consumers: d.consumers ?? null, version: recorded.revision };
         if (await workers.findOne({ _id: id })) return;
         await workers.replaceOne({ _id: id }, doc, { upsert: true });
         return;
@@ -59,4 +61,21 @@ export function listWorkers(store: ReadStore, options: { limit: number; cursor?:
 
 export function getWorker(store: ReadStore, workerId: string) {
   return store.collection<WorkerDoc>(COLLECTION).findOne({ _id: workerId });
+}
+
+/** Workers whose last beat is older than this are not looked at (dead by any interval in use). */
+const RECENT_BEAT_MS = 10 * 60_000;
+const RECENT_WORKERS = 200;
+
+/**
+ * Whether a live worker runs `consumer` (POST /admin/dead-letters/{id}/retry asks before queueing a
+ * retry nobody would take). `unknown`: a live worker announced no consumer list (it predates the
+ * list), so it may run it. Served by the `lastHeartbeatAt` index: only recently heard workers.
+ */
+export async function consumerRunner(store: ReadStore, consumer: string, now: Date, fallbackHeartbeatMs: number): Promise<'running' | 'unknown' | 'none'> {
+  const since = new Date(now.getTime() - RECENT_BEAT_MS).toISOString();
+  const recent = await store.collection<WorkerDoc>(COLLECTION).find({ lastHeartbeatAt: { $gte: since } }, { sort: { lastHeartbeatAt: -1 }, limit: RECENT_WORKERS });
+  const live = recent.filter((w) => !isWorkerDead({ lastHeartbeatAt: w.lastHeartbeatAt, stoppedAt: w.stoppedAt, heartbeatMs: w.heartbeatMs }, now, fallbackHeartbeatMs));
+  if (live.some((w) => w.consumers?.includes(consumer))) return 'running';
+  return live.some((w) => !w.consumers) ? 'unknown' : 'none';
 }

@@ -3,7 +3,7 @@ import type { WorkerEvent } from './events.js';
 import type { WorkerState } from './state.js';
 
 export type WorkerCommand =
-  | { type: 'StartWorker'; workerId: string; host: string; pid: number; role: string; heartbeatMs: number; at: string }
+  | { type: 'StartWorker'; workerId: string; host: string; pid: number; role: string; heartbeatMs: number; consumers?: string[]; at: string }
   | { type: 'RecordHeartbeat'; at: string }
   | { type: 'StopWorker'; at: string };
 
@@ -18,12 +18,12 @@ export const heartbeatStreamId = (workerId: string) => `heartbeat-${workerId}`;
 export function decideWorker(command: WorkerCommand, state: WorkerState): WorkerEvent[] {
   switch (command.type) {
     case 'StartWorker': {
-      const { workerId, host, pid, role, heartbeatMs, at } = command;
+      const { workerId, host, pid, role, heartbeatMs, consumers, at } = command;
       // The same announcement again (a retry, or a second component of the same process) is no event.
       const same = state.host === host && state.pid === pid && state.role === role && state.heartbeatMs === heartbeatMs;
       if (state.exists && same && !state.stoppedAt) return [];
       if (state.exists) throw new DomainError('WORKER_ALREADY_STARTED', `worker ${command.workerId} already started`, 'conflict');
-      return [{ type: 'WorkerStarted', data: { workerId, host, pid, role, heartbeatMs, at } }];
+      return [{ type: 'WorkerStarted', data: { workerId, host, pid, role, heartbeatMs, ...(consumers ? { consumers: [...new Set(consumers)].sort() } : {}), at } }];
     }
     case 'RecordHeartbeat':
       if (!state.exists) throw new DomainError('WORKER_NOT_FOUND', 'worker not found', 'not_found');

@@ -17,6 +17,11 @@ export const workerEventSchemas = {
     role: z.string().min(1).max(50),
     /** The interval it promises to beat at; others judge its silence by it. */
     heartbeatMs: z.number().int().positive(),
+    /**
+     * The bus consumers this process runs (and the dead-letter retrier can deliver to). Absent in
+     * announcements from before it existed, or from a process that runs none it names: unknown.
+     */
+    consumers: z.array(z.string().min(1).max(200)).max(500).optional(),
     at,
   }),
   WorkerHeartbeat: z.object({ at }),

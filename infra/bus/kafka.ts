@@ -13,7 +13,7 @@ import type { LeaseStore } from '../../ports/lease.js';
 import type { DeadLetterSink } from '../../ports/dead-letters.js';
 import { backoffDelay } from '../../lib/backoff.js';
 import { sleep } from '../../lib/sleep.js';
-import { handleWithRetry, retryPolicy, type RetryPolicy } from './retry-handler.js';
+import { deadLetterUndecodable, handleWithRetry, retryPolicy, type RetryPolicy } from './retry-handler.js';
 
 export interface KafkaBusOptions {
   brokers: string[];
@@ -181,9 +181,9 @@ export class KafkaBus implements Bus {
                   try {
                     event = decodeEvent(message);
                   } catch (err) {
-                    const where = { topic: batch.topic, partition: batch.partition, offset: message.offset };
-                    log.error({ ...where, error: (err as Error).message, deadLetter: true }, 'undecodable message skipped');
-                    return true;
+                    // Not an event: kept with its bytes (GET /admin/dead-letters), then committed past.
+                    const letter = { consumer: consumer.name, topic: batch.topic, partition: batch.partition, offset: message.offset, key: message.key, value: message.value, error: (err as Error).message };
+                    return (await deadLetterUndecodable(letter, this.policy, log, abort.signal, this.options.deadLetters)) !== 'aborted';
                   }
                   const outcome = await handleWithRetry(consumer, event, this.policy, log, abort.signal, this.options.deadLetters);
                   return outcome !== 'aborted';

@@ -2,7 +2,7 @@ import type { RecordedEvent } from '../../domain/shared/events.js';
 import { backoffDelay } from '../../lib/backoff.js';
 import { sleep } from '../../lib/sleep.js';
 import type { Consumer } from '../../ports/bus.js';
-import type { DeadLetter, DeadLetterSink } from '../../ports/dead-letters.js';
+import type { DeadLetter, DeadLetterSink, UndecodableDeadLetter } from '../../ports/dead-letters.js';
 import type { Logger } from '../../ports/logger.js';
 import { unavailableDependency } from '../availability/classify.js';
 
@@ -73,7 +73,7 @@ export async function handleWithRetry(
       if (attempt >= policy.maxAttempts) {
         logger.error({ ...where, attempts: attempt, error, deadLetter: true }, 'handler failed on every attempt; event dead-lettered and skipped');
         if (!deadLetters) return 'dead-lettered';
-        const letter = { consumer: consumer.name, event, error, attempts: attempt, firstFailedAt, lastFailedAt: new Date() };
+        const letter = { kind: 'event' as const, consumer: consumer.name, event, error, attempts: attempt, firstFailedAt, lastFailedAt: new Date() };
         return (await recordUntilStored(deadLetters, letter, policy, logger, signal)) ? 'dead-lettered' : 'aborted';
       }
       const delay = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
@@ -81,6 +81,24 @@ export async function handleWithRetry(
       if (!(await sleep(delay, signal))) return 'aborted';
     }
   }
+}
+
+/**
+ * A message the bus could not decode into an event (Kafka: not JSON, not an event envelope): no
+ * handler can ever take it, so it is dead-lettered at once with its raw bytes and skipped, the same
+ * way as an event that failed every attempt (recorded before the bus moves past it).
+ */
+export async function deadLetterUndecodable(
+  letter: Omit<UndecodableDeadLetter, 'kind' | 'at'>,
+  policy: RetryPolicy,
+  logger: Logger,
+  signal?: AbortSignal,
+  deadLetters?: DeadLetterSink,
+): Promise<HandleOutcome> {
+  const where = { consumer: letter.consumer, topic: letter.topic, partition: letter.partition, offset: letter.offset, size: letter.value?.length ?? 0 };
+  logger.error({ ...where, error: letter.error, deadLetter: true }, 'undecodable message dead-lettered and skipped');
+  if (!deadLetters) return 'dead-lettered';
+  return (await recordUntilStored(deadLetters, { kind: 'undecodable', ...letter, at: new Date() }, policy, logger, signal)) ? 'dead-lettered' : 'aborted';
 }
 
 /** False when the bus stopped first: the event is then neither recorded nor checkpointed, and comes back. */
@@ -91,7 +109,8 @@ async function recordUntilStored(sink: DeadLetterSink, letter: DeadLetter, polic
       return true;
     } catch (err) {
       const delay = backoffDelay(attempt, policy.baseDelayMs, policy.maxDelayMs * 6);
-      logger.error({ consumer: letter.consumer, eventId: letter.event.id, attempt, retryInMs: delay, error: (err as Error).message }, 'dead letter could not be recorded; retrying');
+      const what = letter.kind === 'undecodable' ? { topic: letter.topic, partition: letter.partition, offset: letter.offset } : { eventId: letter.event.id };
+      logger.error({ consumer: letter.consumer, ...what, attempt, retryInMs: delay, error: (err as Error).message }, 'dead letter could not be recorded; retrying');
       if (!(await sleep(delay, signal))) return false;
     }
   }

@@ -216,6 +216,7 @@ export function busContract(label: string, make: () => Promise<BusFixture>): voi
       const letters = fx.deadLetters.recorded.filter((l) => l.consumer === cat.name('dlq-record'));
       expect(letters).to.have.length(1);
       const [letter] = letters;
+      if (letter.kind === 'undecodable') throw new Error('expected the letter of an event');
       expect(letter.event.id).to.equal(ids[1]);
       expect(letter.event.streamId).to.equal(s);
       expect(letter.error).to.equal(`poisoned ${ids[1]}`);

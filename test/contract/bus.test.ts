@@ -126,6 +126,66 @@ if (brokers?.length) {
       }
     });
   });
+
+  // A message on our topics that is no event (another producer's, a corrupted one) must not be only a log line.
+  describe('Kafka: undecodable messages', function () {
+    this.timeout(60_000);
+    it('dead-letters them with their raw bytes once stored (sink retried), commits past them, and goes on', async () => {
+      const { eventStore, checkpoints, cleanup } = sqliteStore();
+      const prefix = `undec${Math.random().toString(36).slice(2, 8)}`;
+      const topic = `${prefix}.events.und`;
+      const deadLetters = memorySink();
+      const bus = new KafkaBus({
+        brokers, clientId: 'undecodable', topicPrefix: prefix, partitions: 1, logger: silent, retry, deadLetters, kafkaLogLevel: logLevel.NOTHING,
+        relay: { eventStore, checkpoints }, consumer: { maxWaitTimeInMs: 250 },
+      });
+      const raw = new Kafka({ clientId: 'undecodable-producer', brokers, logLevel: logLevel.NOTHING });
+      const producer = raw.producer();
+      const admin = raw.admin();
+      const seen: string[] = [];
+      const consumer = { name: 'und-reader', categories: ['und'], async handle(e: { id: string }) { seen.push(e.id); } };
+      try {
+        bus.startRelay();
+        const [before] = await appendRound(eventStore, ['und-s1'], 1);
+        let running = await bus.start(consumer);
+        await waitUntil(() => seen.includes(before), () => 'the first event handled');
+        deadLetters.failing = 2; // the event store down at first: the letter is retried, not dropped
+        await producer.connect();
+        const garbage = Buffer.from([0x7b, 0x00, 0xff]);
+        await producer.send({ topic, messages: [{ key: 'k1', value: garbage }, { key: null, value: null }] });
+        const [after] = await appendRound(eventStore, ['und-s1'], 1, 1);
+        await waitUntil(() => seen.includes(after), () => 'the event after the garbage handled');
+        const letters = deadLetters.recorded.filter((l) => l.kind === 'undecodable');
+        expect(letters).to.have.length(2);
+        const [first, second] = letters;
+        if (first.kind !== 'undecodable' || second.kind !== 'undecodable') throw new Error('unreachable');
+        expect(first).to.include({ consumer: 'und-reader', topic, partition: 0 });
+        expect(first.value).to.deep.equal(garbage);
+        expect(first.key?.toString()).to.equal('k1');
+        expect(first.error).to.be.a('string').and.not.equal('');
+        expect(second.value).to.equal(null);
+        expect(second.error).to.equal('kafka message without a value');
+        expect(BigInt(second.offset)).to.equal(BigInt(first.offset) + 1n);
+        expect(deadLetters.failing).to.equal(0);
+
+        // Committed past: a restarted consumer of the same group records them no second time.
+        await running.stop();
+        const [third] = await appendRound(eventStore, ['und-s1'], 1, 2);
+        running = await bus.start(consumer);
+        await waitUntil(() => seen.includes(third), () => 'the event after the restart handled');
+        expect(deadLetters.recorded.filter((l) => l.kind === 'undecodable')).to.have.length(2);
+        await running.stop();
+      } finally {
+        await producer.disconnect().catch(() => undefined);
+        await bus.close();
+        await admin.connect().catch(() => undefined);
+        await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+        await admin.deleteGroups([`${prefix}.und-reader`]).catch(() => undefined);
+        await admin.disconnect();
+        await cleanup();
+      }
+    });
+  });
 } else if (process.env.REQUIRE_SERVERS === 'true') {
   describe('Bus contract: kafka', () => {
     it('needs a broker', () => {

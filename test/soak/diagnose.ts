@@ -21,7 +21,7 @@ export async function diagnose(baseUrl: string, operatorAuth: Record<string, str
   }
   const letters = await call(baseUrl, 'GET', '/admin/dead-letters?limit=20', undefined, operatorAuth);
   if (letters.status === 200) {
-    for (const l of letters.body.items ?? []) lines.push(`dead letter ${JSON.stringify(l).slice(0, 300)}`);
+    for (const l of letters.body.deadLetters ?? []) lines.push(`dead letter ${JSON.stringify(l).slice(0, 300)}`);
   }
   for (const { name, process } of processes) {
     if (!process) continue;
