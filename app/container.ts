@@ -97,7 +97,7 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
   // On disk only where one process projects into it (the whole service); the embedded split's
   // roles keep private in-memory read models, as each projects for itself.
   const readStore: ReadStore = config.MONGODB_URL
-    ? await (await import('../infra/read-store/mongo.js')).MongoReadStore.connect(config.MONGODB_URL, config.MONGODB_DB)
+    ? await (await import('../infra/read-store/mongo.js')).MongoReadStore.connect(config.MONGODB_URL, config.MONGODB_DB, { log: (message, detail) => logger.warn(detail, message) })
     : config.READ_MODELS === 'sqlite' && role === 'all'
       ? new SqliteReadStore(join(config.DATA_DIR, 'read-models.db'), { cacheMb: config.READ_MODEL_CACHE_MB })
       : new MemoryReadStore();

@@ -5,7 +5,8 @@
  * guards and pagination as the embedded store (domain/documents/store-rules.ts, ./cursor.ts) so both behave alike.
  */
 import { MongoClient, MongoServerError } from 'mongodb';
-import type { AnyBulkWriteOperation, Collection, Db, Document, UpdateFilter } from 'mongodb';
+import type { AnyBulkWriteOperation, Collection, Db, Document, MongoClientOptions, UpdateFilter } from 'mongodb';
+import { MongoClientWatchdog } from './mongo-watchdog.js';
 import type {
   BulkWriteResult, CheckpointStore, Doc, DocumentCollection, Filter, FindOptions, IndexSpec, Page, PageOptions,
   Projection, ReadStore, Sort, Update, WriteOp, WriteResult,
@@ -28,6 +29,10 @@ const BULK_CHUNK = 64;
 export interface MongoReadStoreOptions {
   /** Prepended to every collection name, so several deployments or test runs can share a database. */
   prefix?: string;
+  /** How long the server may stay unknown, while a new client reaches it, before the client is replaced (mongo-watchdog.ts). */
+  wedgedAfterMs?: number;
+  watchdogEveryMs?: number;
+  log?: (message: string, detail: Record<string, unknown>) => void;
 }
 
 /**
@@ -79,7 +84,12 @@ function withUpsertId(filter: Filter, update: Update): Update {
 }
 
 class MongoCollection<T extends Doc> implements DocumentCollection<T> {
-  constructor(readonly name: string, private readonly coll: Collection<Document>) {}
+  /** `resolve` answers the driver's collection on the store's current client (it may be replaced). */
+  constructor(readonly name: string, private readonly resolve: () => Collection<Document>) {}
+
+  private get coll(): Collection<Document> {
+    return this.resolve();
+  }
 
   async find(filter: Filter = {}, options: FindOptions = {}): Promise<T[]> {
     checkRead(filter, options.projection);
@@ -212,7 +222,11 @@ class MongoCollection<T extends Doc> implements DocumentCollection<T> {
 }
 
 class MongoCheckpoints implements CheckpointStore {
-  constructor(private readonly coll: Collection<{ _id: string; position: number }>) {}
+  constructor(private readonly resolve: () => Collection<{ _id: string; position: number }>) {}
+
+  private get coll(): Collection<{ _id: string; position: number }> {
+    return this.resolve();
+  }
 
   async get(name: string): Promise<number | null> {
     return (await this.coll.findOne({ _id: name }))?.position ?? null;
@@ -240,10 +254,28 @@ export class MongoReadStore implements ReadStore {
   readonly adapter = 'mongodb';
   readonly checkpoints: CheckpointStore;
   private readonly prefix: string;
+  private readonly watchdog: MongoClientWatchdog;
 
-  private constructor(private readonly client: MongoClient, private readonly db: Db, options: MongoReadStoreOptions) {
+  private constructor(private client: MongoClient, private db: Db, url: string, clientOptions: MongoClientOptions, options: MongoReadStoreOptions) {
     this.prefix = options.prefix ?? '';
-    this.checkpoints = new MongoCheckpoints(db.collection(this.prefix + CHECKPOINTS));
+    this.checkpoints = new MongoCheckpoints(() => this.db.collection(this.prefix + CHECKPOINTS));
+    const dbName = db.databaseName;
+    this.watchdog = new MongoClientWatchdog({
+      url,
+      clientOptions,
+      wedgedAfterMs: options.wedgedAfterMs,
+      checkEveryMs: options.watchdogEveryMs,
+      log: options.log,
+      replace: async (fresh) => {
+        const old = this.client;
+        this.client = fresh;
+        this.db = fresh.db(dbName);
+        this.watchdog.watch(fresh);
+        // Operations still waiting on the old client fail as they would have; new ones use the fresh one.
+        await old.close(true).catch(() => undefined);
+      },
+    });
+    this.watchdog.watch(client);
   }
 
   static async connect(url: string, dbName: string, options: MongoReadStoreOptions = {}): Promise<MongoReadStore> {
@@ -251,18 +283,20 @@ export class MongoReadStore implements ReadStore {
     // per process unless the URL says otherwise: a MongoDB-wire server behind a connection pool of its
     // own (FerretDB on PostgreSQL) stalls when clients run more commands at once than that pool holds.
     const pool = /[?&]maxPoolSize=/i.test(url) ? {} : { maxPoolSize: MAX_POOL_SIZE };
-    const client = new MongoClient(url, { serverSelectionTimeoutMS: 5000, ...pool });
+    const clientOptions: MongoClientOptions = { serverSelectionTimeoutMS: 5000, ...pool };
+    const client = new MongoClient(url, clientOptions);
     try {
       await client.connect();
     } catch (err) {
       await client.close().catch(() => undefined);
       throw err;
     }
-    return new MongoReadStore(client, client.db(dbName), options);
+    return new MongoReadStore(client, client.db(dbName), url, clientOptions, options);
   }
 
   collection<T extends Doc = Doc>(name: string): DocumentCollection<T> {
-    return new MongoCollection<T>(name, this.db.collection(this.prefix + name));
+    const physical = this.prefix + name;
+    return new MongoCollection<T>(name, () => this.db.collection(physical));
   }
 
   async listCollections(): Promise<string[]> {
@@ -285,6 +319,7 @@ export class MongoReadStore implements ReadStore {
   }
 
   async close(): Promise<void> {
+    this.watchdog.stop();
     await this.client.close();
   }
 }
