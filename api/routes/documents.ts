@@ -165,7 +165,7 @@ const coreRoutes = [
     async handler({ principal, params, body, services, command, settle }) {
       const { meta, scope } = await resolveCollection(services.readStore, principal, params.collection);
       const { documentId, document } = splitId(body, services.newId);
-      const limits = { ...limitsOf(services.config), maxDocuments: services.config.DOCUMENTS_MAX_PER_COLLECTION };
+      const limits = { ...limitsOf(services.config), maxDocuments: services.config.DOCUMENTS_MAX_PER_COLLECTION, claimTtlMs: services.config.DOCUMENTS_CLAIM_TTL_MS };
       const result = await insertDocument(services.eventStore, command, scope, meta._id, { documentId, document }, limits);
       await settle(result.position, documentStreamId(meta._id, documentId));
       const revision = result.events[0]?.data.revision ?? result.revision;
