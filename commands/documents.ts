@@ -70,8 +70,13 @@ async function releaseIfHolderDeleted(store: EventStore, context: CommandContext
 
 /** Deletes the collection (its events stay in the log) and frees its name (or the next create
  * with that name does, should the process stop between the two: see releaseIfHolderDeleted). */
-export async function deleteCollection(store: EventStore, context: CommandContext, scope: CollectionScope, collectionId: string) {
+export async function deleteCollection(
+  store: EventStore, context: CommandContext, scope: CollectionScope, collectionId: string, options: { claimTtlMs?: number } = {},
+) {
   const { state } = await loadState(store, collectionStreamId(collectionId), collectionDecider);
+  const live = state.exists && !state.deleted && isCollectionVisibleTo(state, scope);
+  // The count it reports leaves out the claims that lapsed (their inserts never came).
+  if (live) await reconcileSlots(store, context, collectionId, options.claimTtlMs ?? DEFAULT_CLAIM_TTL_MS);
   const documents = state.exists ? await liveDocuments(store, state, collectionId) : 0;
   const result = await handleCommand(store, {
     streamId: collectionStreamId(collectionId),

@@ -113,6 +113,16 @@ describe('documents commands: slot claims left by a crash', () => {
     expect((await deleteCollection(store, context(), me, id)).events[0].data).to.include({ documents: 2 });
   });
 
+  it('leaves a lapsed claim out of the count a collection deletion reports', async () => {
+    for (const [at, documents] of [[T0 + 1000, 2], [T0 + TTL + 1, 1]] as const) {
+      const store = new SqliteEventStore(':memory:');
+      const id = await create(store, 'counted');
+      await insertDocument(store, context(), me, id, { documentId: 'a', document: {} }, limits(10));
+      await crashedClaim(store, id, 'ghost');
+      expect((await deleteCollection(store, context(at), me, id, { claimTtlMs: TTL })).events[0].data, `at +${at - T0} ms`).to.include({ documents });
+    }
+  });
+
   it('never fences a claim whose insert landed, however old', async () => {
     const store = new SqliteEventStore(':memory:');
     const id = await create(store, 'kept');
