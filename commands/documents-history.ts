@@ -59,7 +59,8 @@ export async function documentHistory(
   while (at !== null && items.length < limit) {
     if (at.stream === 'document') {
       const events = await store.readStream(streamId, { direction: 'backwards', fromRevision: at.revision, maxCount: limit - items.length });
-      for (const event of events) items.push(entryOf(event, documentId));
+      // A lapsed claim's fence takes a revision but wrote nothing: not part of the document's history.
+      for (const event of events) if (event.type !== 'DocumentInsertLapsed') items.push(entryOf(event, documentId));
       const last = events[events.length - 1];
       if (!last) throw badCursor();
       const legacy = (last.data as EventData).legacyRevision ?? null;

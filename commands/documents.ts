@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
-  checkDocument, claimHolds, nestsDeeperThan, collectionDecider, collectionStreamId, documentDecider, documentStreamId, documentView, isCollectionVisibleTo,
-  slotDecider, slotStreamId, type CollectionScope, type CollectionState, type DocumentLimits, type IndexSpecData, type JsonDocument,
+  checkDocument, claimHolds, nestsDeeperThan, collectionDecider, collectionStreamId, documentDecider, documentStreamId, documentView, dueClaims, isCollectionVisibleTo,
+  slotDecider, slotStreamId, type CollectionScope, type CollectionState, type DocumentLimits, type IndexSpecData, type JsonDocument, type SlotClaimRef,
 } from '../domain/documents/index.js';
 import { DomainError } from '../domain/shared/decider.js';
 import type { Principal } from '../domain/shared/principal.js';
@@ -70,8 +70,13 @@ async function releaseIfHolderDeleted(store: EventStore, context: CommandContext
 
 /** Deletes the collection (its events stay in the log) and frees its name (or the next create
  * with that name does, should the process stop between the two: see releaseIfHolderDeleted). */
-export async function deleteCollection(store: EventStore, context: CommandContext, scope: CollectionScope, collectionId: string) {
+export async function deleteCollection(
+  store: EventStore, context: CommandContext, scope: CollectionScope, collectionId: string, options: { claimTtlMs?: number } = {},
+) {
   const { state } = await loadState(store, collectionStreamId(collectionId), collectionDecider);
+  const live = state.exists && !state.deleted && isCollectionVisibleTo(state, scope);
+  // The count it reports leaves out the claims that lapsed (their inserts never came).
+  if (live) await reconcileSlots(store, context, collectionId, options.claimTtlMs ?? DEFAULT_CLAIM_TTL_MS);
   const documents = state.exists ? await liveDocuments(store, state, collectionId) : 0;
   const result = await handleCommand(store, {
     streamId: collectionStreamId(collectionId),
@@ -91,7 +96,22 @@ async function collectionFacts(store: EventStore, scope: CollectionScope, collec
   return { state, base: { collectionId, documentId, collectionLive, schema: state.schema, legacy: state.docs.get(documentId) } };
 }
 
-const slotsFull = (max: number) => new DomainError('COLLECTION_FULL', `a collection holds at most ${max} documents`, 'conflict');
+const collectionNotFound = () => new DomainError('COLLECTION_NOT_FOUND', 'collection not found', 'not_found');
+
+/**
+ * A document write is decided on the collection as read before it, so it can race the collection's
+ * deletion: the log's order settles it. A write whose event comes after CollectionDeleted is void
+ * (the projection drops it: projectDocument) and answers 404 like a write that came later still;
+ * one before it was a write to a live collection, deleted after it. Positions order the whole log
+ * and an appended event's position is above every event already visible (SQLite: one writer;
+ * EventStoreDB: commit positions), so a deletion not seen here comes after the write.
+ */
+async function writtenBeforeDeletion<R extends { position: number | null }>(store: EventStore, collectionId: string, result: R): Promise<R> {
+  if (result.position === null) return result; // nothing appended
+  const [last] = await store.readStream(collectionStreamId(collectionId), { direction: 'backwards', maxCount: 1 });
+  if (last?.type === 'CollectionDeleted' && last.position < result.position) throw collectionNotFound();
+  return result;
+}
 
 /**
  * Inserts into the document's own stream, so inserts of different documents never contend. The
@@ -102,7 +122,7 @@ const slotsFull = (max: number) => new DomainError('COLLECTION_FULL', `a collect
  */
 export async function insertDocument(
   store: EventStore, context: CommandContext, scope: CollectionScope, collectionId: string,
-  input: { documentId: string; document: JsonDocument }, limits: DocumentLimits & { maxDocuments: number },
+  input: { documentId: string; document: JsonDocument }, limits: DocumentLimits & { maxDocuments: number; claimTtlMs?: number },
 ) {
   const bytes = checkDocument(input.document, limits);
   const streamId = documentStreamId(collectionId, input.documentId);
@@ -111,25 +131,63 @@ export async function insertDocument(
     const { state, revision } = await loadState(store, streamId, documentDecider);
     const command = { type: 'AddDocument' as const, ...base, document: input.document, bytes, at: context.now.toISOString() };
     documentDecider.decide(command, state); // refuses before a slot is claimed
-    await claimSlot(store, context, collectionId, input.documentId, revision, collection.count, limits.maxDocuments);
+    await claimSlot(store, context, collectionId, input.documentId, revision, collection.count, limits.maxDocuments, limits.claimTtlMs ?? DEFAULT_CLAIM_TTL_MS);
+    let result;
     try {
-      return await handleCommand(store, { streamId, decider: documentDecider, command, context, expectedRevision: revision });
+      // A claim that lapsed meanwhile (DOCUMENTS_CLAIM_TTL_MS) was fenced at this revision: claimed again below.
+      result = await handleCommand(store, { streamId, decider: documentDecider, command, context, expectedRevision: revision });
     } catch (err) {
       if (!(err instanceof PreconditionFailedError) || attempt >= MAX_DOCUMENT_ATTEMPTS) throw err;
+      continue;
     }
+    return writtenBeforeDeletion(store, collectionId, result);
   }
 }
 
 const MAX_DOCUMENT_ATTEMPTS = 10;
 
-async function claimSlot(store: EventStore, context: CommandContext, collectionId: string, documentId: string, after: number, base: number, max: number) {
+/**
+ * The collection's document limit as slot claims (domain/documents/slots.ts), and their upkeep: a
+ * claim whose insert never came (the process stopped between claim and write) lapses after the
+ * claim TTL. A reconciliation fences each such claim with DocumentInsertLapsed on its document
+ * stream (appended expecting the revision the claim was made after, so an insert that landed is
+ * never fenced and a late one is refused) and gives the fenced claims' slots back in one
+ * DocumentSlotsReconciled. It runs when a claim finds the collection full (then claims again, once)
+ * and after every RECONCILE_EVERY-th claim, so the claims left to check stay few.
+ */
+export const DEFAULT_CLAIM_TTL_MS = 60_000;
+export const RECONCILE_EVERY = 256;
+/** Claims checked by one reconciliation (one document stream read each); the rest wait for the next. */
+const RECONCILE_BATCH = 1000;
+/** Document streams read at once by a reconciliation. */
+const RECONCILE_PARALLEL = 8;
+
+const slotsFull = (max: number) => new DomainError('COLLECTION_FULL', `a collection holds at most ${max} documents`, 'conflict');
+
+export async function claimSlot(
+  store: EventStore, context: CommandContext, collectionId: string, documentId: string, after: number, base: number, max: number, ttlMs: number,
+): Promise<void> {
   const streamId = slotStreamId(collectionId);
-  await store.append(streamId, [{ id: randomUUID(), type: 'DocumentSlotClaimed', data: { documentId, after, base, max }, metadata: metadataOf(context) }], 'any');
-  const { state } = await loadState(store, streamId, slotDecider);
-  if (!claimHolds(state, documentId, after)) throw slotsFull(max);
+  const claim = async () => {
+    const data = { documentId, after, base, max, at: context.now.getTime() };
+    const appended = await store.append(streamId, [{ id: randomUUID(), type: 'DocumentSlotClaimed', data, metadata: metadataOf(context) }], 'any');
+    const { state } = await loadState(store, streamId, slotDecider);
+    return { holds: claimHolds(state, documentId, after), revision: appended.revision };
+  };
+  const first = await claim();
+  if (first.holds) {
+    if ((first.revision + 1) % RECONCILE_EVERY === 0) {
+      // Upkeep, not this insert's business: a failure is retried by the next trigger, and failing
+      // the insert for it would leave this very claim unwritten.
+      await reconcileSlots(store, context, collectionId, ttlMs).catch(() => 0);
+    }
+    return;
+  }
+  if ((await reconcileSlots(store, context, collectionId, ttlMs)) > 0 && (await claim()).holds) return;
+  throw slotsFull(max);
 }
 
-async function releaseSlot(store: EventStore, context: CommandContext, collectionId: string, documentId: string, removedAt: number, legacyLife: boolean) {
+export async function releaseSlot(store: EventStore, context: CommandContext, collectionId: string, documentId: string, removedAt: number, legacyLife: boolean) {
   const data = { documentId, removedAt, legacyLife };
   await store.append(slotStreamId(collectionId), [{ id: randomUUID(), type: 'DocumentSlotReleased', data, metadata: metadataOf(context) }], 'any');
 }
@@ -138,6 +196,42 @@ async function releaseSlot(store: EventStore, context: CommandContext, collectio
 export async function liveDocuments(store: EventStore, collection: CollectionState, collectionId: string): Promise<number> {
   const { state } = await loadState(store, slotStreamId(collectionId), slotDecider);
   return collection.count - state.legacyRemoved + state.count;
+}
+
+/**
+ * Checks the claims older than the TTL not checked yet; returns how many it found lapsed (their
+ * slots are given back). Safe to run anywhere, any number of times at once: a fence is decided on
+ * the document stream's revision, and giving back a claim twice is absorbed by the fold.
+ */
+export async function reconcileSlots(store: EventStore, context: CommandContext, collectionId: string, ttlMs: number): Promise<number> {
+  const streamId = slotStreamId(collectionId);
+  const { state } = await loadState(store, streamId, slotDecider);
+  const due = dueClaims(state, context.now.getTime(), ttlMs, RECONCILE_BATCH);
+  if (due.claims.length === 0) return 0;
+  const { state: collection } = await loadState(store, collectionStreamId(collectionId), collectionDecider);
+  const lapsed: SlotClaimRef[] = [];
+  for (let i = 0; i < due.claims.length; i += RECONCILE_PARALLEL) {
+    const batch = due.claims.slice(i, i + RECONCILE_PARALLEL);
+    const outcomes = await Promise.all(batch.map((claim) => fenceIfUnwritten(store, context, collectionId, claim, collection)));
+    batch.forEach((claim, j) => outcomes[j] && lapsed.push(claim));
+  }
+  const data = { through: due.through, lapsed };
+  await store.append(streamId, [{ id: randomUUID(), type: 'DocumentSlotsReconciled', data, metadata: metadataOf(context) }], 'any');
+  return lapsed.length;
+}
+
+/** True when the claim's life was never written: fenced now, or by an earlier reconciliation. */
+async function fenceIfUnwritten(store: EventStore, context: CommandContext, collectionId: string, claim: SlotClaimRef, collection: CollectionState): Promise<boolean> {
+  const streamId = documentStreamId(collectionId, claim.documentId);
+  const command = { type: 'LapseInsert' as const, collectionId, documentId: claim.documentId, after: claim.after, legacy: collection.docs.get(claim.documentId), at: context.now.toISOString() };
+  try {
+    await handleCommand(store, { streamId, decider: documentDecider, command, context, expectedRevision: claim.after });
+  } catch (err) {
+    if (!(err instanceof PreconditionFailedError)) throw err;
+  }
+  // Whoever came first (this fence, another reconciler's, or the insert) holds the revision after the claim.
+  const [next] = await store.readStream(streamId, { fromRevision: claim.after + 1, maxCount: 1 });
+  return next?.revision === claim.after + 1 && next.type === 'DocumentInsertLapsed';
 }
 
 export type DocumentChange = { document: JsonDocument } | { update: Record<string, unknown> };
@@ -169,13 +263,16 @@ export async function updateDocument(
     const command = {
       type: 'ChangeDocument' as const, ...base, document: next, bytes, update: 'update' in change ? JSON.stringify(change.update) : null, basedOn: view.revision, at: context.now.toISOString(),
     };
+    let result;
     try {
-      return await handleCommand(store, { streamId, decider: documentDecider, command, context, expectedRevision: revision });
+      result = await handleCommand(store, { streamId, decider: documentDecider, command, context, expectedRevision: revision });
     } catch (err) {
       if (!(err instanceof PreconditionFailedError || (err instanceof DomainError && err.code === 'DOCUMENT_MOVED'))) throw err;
       if (options.ifMatch !== undefined) throw new DomainError('PRECONDITION_FAILED', `document ${documentId} changed meanwhile`, 'precondition_failed');
       if (attempt >= maxAttempts) throw new ConflictError(streamId);
+      continue;
     }
+    return writtenBeforeDeletion(store, collectionId, result);
   }
 }
 
@@ -187,7 +284,7 @@ export async function deleteDocument(store: EventStore, context: CommandContext,
     command: { type: 'RemoveDocument', ...base, at: context.now.toISOString() },
     context,
     maxAttempts: MAX_DOCUMENT_ATTEMPTS,
-  });
+  }).then((r) => writtenBeforeDeletion(store, collectionId, r));
   const removed = result.events[0];
   if (removed?.type === 'DocumentRemoved') await releaseSlot(store, context, collectionId, documentId, result.revision, removed.data.legacyLife);
   return result;

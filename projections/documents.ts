@@ -104,9 +104,11 @@ const notYet = (position: number) => ({ position: { $not: { $gte: position } } }
  * A write to one document's stream. The collection's totals move by increments, applied at most
  * once per event by the row's last projected position (events arrive in log order, so a redelivered
  * one is at or below it); the document row is an absolute value. A write to a collection that is
- * gone (deleted while the write was under way) has nowhere to go and is dropped.
+ * gone (its CollectionDeleted is earlier in the log) has nowhere to go and is dropped: the command
+ * layer answered that write 404 (commands/documents.ts, writtenBeforeDeletion), so it is void.
  */
 async function projectDocument(recorded: RecordedEvent & DocumentStreamEvent, store: ReadStore): Promise<void> {
+  if (recorded.type === 'DocumentInsertLapsed') return; // a fence on the stream, not a write
   const { collectionId, documentId, revision, at } = recorded.data;
   const meta = store.collection<CollectionMeta>(COLLECTIONS_META);
   if (!(await meta.findOne({ _id: collectionId }, { projection: { _id: 1 } }))) return;

@@ -145,7 +145,7 @@ const coreRoutes = [
     responses: { 200: { description: 'deleted', schema: z.object({ success: z.literal(true), id: z.string(), name: z.string(), deletedDocuments: z.number() }) }, ...readErrors },
     async handler({ principal, params, services, command, settle }) {
       const { meta, scope } = await resolveCollection(services.readStore, principal, params.collection);
-      const result = await deleteCollection(services.eventStore, command, scope, meta._id);
+      const result = await deleteCollection(services.eventStore, command, scope, meta._id, { claimTtlMs: services.config.DOCUMENTS_CLAIM_TTL_MS });
       await settle(result.position, collectionStreamId(meta._id));
       const deleted = result.events[0]?.type === 'CollectionDeleted' ? result.events[0].data.documents : 0;
       return { status: 200, body: { success: true, id: meta._id, name: meta.name, deletedDocuments: deleted } };
@@ -165,7 +165,7 @@ const coreRoutes = [
     async handler({ principal, params, body, services, command, settle }) {
       const { meta, scope } = await resolveCollection(services.readStore, principal, params.collection);
       const { documentId, document } = splitId(body, services.newId);
-      const limits = { ...limitsOf(services.config), maxDocuments: services.config.DOCUMENTS_MAX_PER_COLLECTION };
+      const limits = { ...limitsOf(services.config), maxDocuments: services.config.DOCUMENTS_MAX_PER_COLLECTION, claimTtlMs: services.config.DOCUMENTS_CLAIM_TTL_MS };
       const result = await insertDocument(services.eventStore, command, scope, meta._id, { documentId, document }, limits);
       await settle(result.position, documentStreamId(meta._id, documentId));
       const revision = result.events[0]?.data.revision ?? result.revision;

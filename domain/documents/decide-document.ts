@@ -24,7 +24,23 @@ export type DocumentCommand =
   | (Base & { type: 'ChangeDocument'; document: Record<string, unknown>; bytes: number; update: string | null; basedOn: number })
   | (Base & { type: 'RemoveDocument' });
 
-export function decideDocument(command: DocumentCommand, state: DocumentState): DocumentStreamEvent[] {
+/**
+ * Fences a slot claim made after stream revision `after` that was never written (its inserter
+ * stopped): decided whatever the collection's state, and only on the stream as the claim saw it
+ * (the command handler appends it expecting `after`), so an insert that did land is never fenced.
+ */
+export interface LapseInsert {
+  type: 'LapseInsert';
+  collectionId: string;
+  documentId: string;
+  after: number;
+  /** The document's entry in the collection stream (for the revision numbering of a first event). */
+  legacy: DocumentEntry | undefined;
+  at: string;
+}
+
+export function decideDocument(command: DocumentCommand | LapseInsert, state: DocumentState): DocumentStreamEvent[] {
+  if (command.type === 'LapseInsert') return decideLapse(command, state);
   if (!command.collectionLive) throw new DomainError('COLLECTION_NOT_FOUND', 'collection not found', 'not_found');
   const { collectionId, documentId, at } = command;
   const view = documentView(state, command.legacy);
@@ -45,4 +61,13 @@ export function decideDocument(command: DocumentCommand, state: DocumentState): 
   if (view.revision !== command.basedOn) throw new DomainError('DOCUMENT_MOVED', `document ${documentId} changed since revision ${command.basedOn}`, 'conflict');
   enforceSchema(command.schema, command.document);
   return [{ type: 'DocumentChanged', data: { ...ref, document: command.document, size: command.bytes, previousSize: view.size, update: command.update } }];
+}
+
+function decideLapse(command: LapseInsert, state: DocumentState): DocumentStreamEvent[] {
+  if (state.revision !== command.after) return []; // the stream moved on: that claim was written (or fenced) already
+  const { collectionId, documentId, at } = command;
+  const first = state.revision === -1;
+  const legacyRevision = first && command.legacy ? command.legacy.r : null;
+  const base = first ? (legacyRevision === null ? 0 : legacyRevision + 1) : state.base;
+  return [{ type: 'DocumentInsertLapsed', data: { collectionId, documentId, revision: base + state.revision + 1, legacyRevision, at } }];
 }

@@ -90,12 +90,21 @@ export const documentStreamEventSchemas = {
     legacyLife: z.boolean(),
     ...revisionFields,
   }),
+  /**
+   * A slot claim for this life of the document (claimed after stream revision `revision - 1`,
+   * document-wise) was never followed by its insert within the claim TTL (the inserter stopped
+   * between claim and write): this event takes the revision the insert expected, so a late write
+   * of that claim is refused, and the slot is given back (DocumentSlotsReconciled). Not a write:
+   * the document stays as it was (not live), projections and history skip it.
+   */
+  DocumentInsertLapsed: z.object({ ...documentRef, ...revisionFields }),
 };
 type StreamData<K extends keyof typeof documentStreamEventSchemas> = z.infer<(typeof documentStreamEventSchemas)[K]>;
 export type DocumentStreamEvent =
   | { type: 'DocumentAdded'; data: StreamData<'DocumentAdded'> }
   | { type: 'DocumentChanged'; data: StreamData<'DocumentChanged'> }
-  | { type: 'DocumentRemoved'; data: StreamData<'DocumentRemoved'> };
+  | { type: 'DocumentRemoved'; data: StreamData<'DocumentRemoved'> }
+  | { type: 'DocumentInsertLapsed'; data: StreamData<'DocumentInsertLapsed'> };
 
 /** Collection ids are UUIDs (no "."), so the first "." separates them from the document id. */
 export const documentStreamId = (collectionId: string, documentId: string) => `document-${collectionId}.${documentId}`;
@@ -108,12 +117,22 @@ export const DOCUMENT_CATEGORY = 'document';
  * `after` is the document stream's revision the inserter saw (-1: none), which tells a claim for a
  * new life of the id from a repeated claim for the same life. `base` is the collection's live
  * document count from its collection stream (frozen: no document event is written there any more).
+ * `at` (epoch ms, absent on claims made before claims could lapse) dates the claim for its TTL.
+ * DocumentSlotsReconciled gives back the claims found lapsed (each fenced first by a
+ * DocumentInsertLapsed on its document stream) and marks every claim of the slot stream up to
+ * revision `through` as checked, so the next reconciliation starts after it.
  */
+const claimRef = z.object({ documentId: z.string(), after: z.number().int().min(-1) });
 export const slotEventSchemas = {
-  DocumentSlotClaimed: z.object({ documentId: z.string(), after: z.number().int().min(-1), base: z.number().int().min(0), max: z.number().int().min(1) }),
+  DocumentSlotClaimed: z.object({
+    documentId: z.string(), after: z.number().int().min(-1), base: z.number().int().min(0), max: z.number().int().min(1), at: z.number().int().min(0).optional(),
+  }),
   DocumentSlotReleased: z.object({ documentId: z.string(), removedAt: z.number().int().min(0), legacyLife: z.boolean() }),
+  DocumentSlotsReconciled: z.object({ through: z.number().int().min(-1), lapsed: z.array(claimRef) }),
 };
+export type SlotClaimRef = z.infer<typeof claimRef>;
 export type SlotEvent =
   | { type: 'DocumentSlotClaimed'; data: z.infer<typeof slotEventSchemas.DocumentSlotClaimed> }
-  | { type: 'DocumentSlotReleased'; data: z.infer<typeof slotEventSchemas.DocumentSlotReleased> };
+  | { type: 'DocumentSlotReleased'; data: z.infer<typeof slotEventSchemas.DocumentSlotReleased> }
+  | { type: 'DocumentSlotsReconciled'; data: z.infer<typeof slotEventSchemas.DocumentSlotsReconciled> };
 export const slotStreamId = (collectionId: string) => `docslots-${collectionId}`;

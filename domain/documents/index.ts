@@ -1,6 +1,6 @@
 import type { Decider } from '../shared/decider.js';
 import { decideCollection, type CollectionCommand } from './decide.js';
-import { decideDocument, type DocumentCommand } from './decide-document.js';
+import { decideDocument, type DocumentCommand, type LapseInsert } from './decide-document.js';
 import { documentEventSchemas, documentStreamEventSchemas, type DocumentEvent, type DocumentStreamEvent } from './events.js';
 import { evolveCollection, initialCollectionState, type CollectionState } from './state.js';
 import { evolveDocument, initialDocumentState, type DocumentState } from './state-document.js';
@@ -25,7 +25,7 @@ export const collectionDecider: Decider<CollectionCommand, CollectionState, Docu
 };
 
 /** Stream `document-<collectionId>.<documentId>`: one document's writes. */
-export const documentDecider: Decider<DocumentCommand, DocumentState, DocumentStreamEvent> = {
+export const documentDecider: Decider<DocumentCommand | LapseInsert, DocumentState, DocumentStreamEvent> = {
   initialState: initialDocumentState,
   eventSchemas: documentStreamEventSchemas,
   evolve: evolveDocument,

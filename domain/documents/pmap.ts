@@ -48,6 +48,11 @@ export class PersistentMap<V> {
     return this.get(key) !== undefined;
   }
 
+  /** Every entry, in no particular order. */
+  *entries(): IterableIterator<readonly [string, V]> {
+    for (const l2 of this.root) for (const l1 of l2 ?? []) for (const bucket of l1 ?? []) if (bucket) yield* bucket;
+  }
+
   /** A new map with `key` set to `value` (undefined values are not allowed: use delete). */
   set(key: string, value: V): PersistentMap<V> {
     return this.update(key, value);

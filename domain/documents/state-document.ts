@@ -26,6 +26,7 @@ export function evolveDocument(state: DocumentState, event: DocumentStreamEvent)
       return { revision, base, live: true, size: event.data.size, legacyLife: first ? true : state.legacyLife };
     case 'DocumentRemoved':
       return { revision, base, live: false, size: 0, legacyLife: false };
+    case 'DocumentInsertLapsed': // only ever after a non-live state: nothing changes but the revision
     default:
       return { ...state, revision, base };
   }

@@ -9,6 +9,12 @@ export const documentsConfigShape = {
   /** Object/array nesting inside a document. */
   DOCUMENTS_MAX_DOCUMENT_DEPTH: positiveInt(20),
   DOCUMENTS_MAX_PER_COLLECTION: positiveInt(1_000_000),
+  /**
+   * How long a document slot claim may wait for its insert before a reconciliation may fence it and
+   * give the slot back (a claim left by a process that stopped between claim and write). Longer
+   * than any insert takes: an insert slower than this is fenced and claims again.
+   */
+  DOCUMENTS_CLAIM_TTL_MS: positiveInt(60_000),
   /** Collections per owner (a personal workspace, or an organization workspace). */
   DOCUMENTS_MAX_COLLECTIONS: positiveInt(100),
   DOCUMENTS_MAX_INDEXES: positiveInt(10),
