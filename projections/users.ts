@@ -109,6 +109,11 @@ async function projectUser(recorded: RecordedEvent, store: ReadStore): Promise<v
     case 'EmailVerified':
       await update({ emailVerified: true, accountVerified: true, updatedAt: event.data.verifiedAt });
       return;
+    case 'UnverifiedAccountDisowned':
+      // As an expiry (below): a start over handed the address to a new account.
+      await passwords.updateOne({ _id: id, version: { $lt: recorded.revision } }, { $set: { passwordHash: null, version: recorded.revision } });
+      await update({ email: `expired:${id}`, expired: true, tokensValidAfter: event.data.tokensValidAfter, updatedAt: event.data.disownedAt });
+      return;
     case 'UnverifiedAccountExpired':
       // The email goes to the account that took it over (registered later in the log): the document
       // stays, as a tombstone a redelivered registration cannot recreate, under an address no one
