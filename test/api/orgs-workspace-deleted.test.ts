@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { orgStreamId } from '../../domain/orgs/index.js';
+import { findUserAuth } from '../../projections/users-auth.js';
 import { call } from '../support/http.js';
 import { login, registerUser, type RegisteredUser } from '../support/identity.js';
 import { availableModes, startTestService, type TestService } from '../support/test-service.js';
@@ -49,6 +50,8 @@ for (const mode of availableModes()) {
       const events = await svc.services.eventStore.readStream(orgStreamId(org.id));
       expect(events.at(-1)!.type).to.equal('WorkspaceDeleted');
       expect(events.at(-1)!.data).to.include({ workspaceId: doomed, fallbackWorkspaceId: dflt.id });
+      // The member moved: the account's stored scope (what login and API keys start from) is the default now.
+      expect((await findUserAuth(svc.services.readStore, member.user.id))!.activeWorkspaceId).to.equal(dflt.id);
 
       expect(await workspaceOfNewFlow(jwt), 'the JWT of the switch').to.equal(dflt.id);
       expect(await workspaceOfNewFlow(apiKey), 'an API key').to.equal(dflt.id);
