@@ -81,7 +81,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** set a new password with the emailed single-use token; tokens issued before stop working */
+        /** set a new password with the emailed single-use token; tokens issued before stop working. An account that never verified its email starts over instead: it is disowned (every credential dies) and a new, verified account with this password takes the address */
         post: operations["resetPassword"];
         delete?: never;
         options?: never;
@@ -98,7 +98,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** verify the account's email with the single-use token from the verification mail */
+        /** verify the account's email with the single-use token from the verification mail and the account's password; or start over (the clicker never set up this account): disown it and take the address to a new account */
         post: operations["verifyEmail"];
         delete?: never;
         options?: never;
@@ -4020,7 +4020,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description password changed */
+            /** @description password changed (startedOver: true: on a new account that now holds the address, the old one disowned) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4030,6 +4030,7 @@ export interface operations {
                         /** @constant */
                         success: true;
                         message: string;
+                        startedOver: boolean;
                     };
                 };
             };
@@ -4105,6 +4106,11 @@ export interface operations {
                  */
                 "application/json": {
                     token: string;
+                    password?: string;
+                    startOver?: {
+                        name: string;
+                        password: string;
+                    };
                 };
             };
         };
@@ -4123,8 +4129,49 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_VERIFICATION_TOKEN (unknown, superseded, used, or for an address the account no longer has) or VERIFICATION_TOKEN_EXPIRED, or invalid input */
+            /** @description started over: the never-verified account that held the address is disowned (its sessions and keys stop working); a new, verified account of the caller holds it */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @constant */
+                        startedOver: true;
+                        email: string;
+                        user: {
+                            id: string;
+                            email: string;
+                            name: string;
+                            createdAt: string;
+                        };
+                        token: string;
+                        expiresIn: number;
+                    };
+                };
+            };
+            /** @description INVALID_VERIFICATION_TOKEN (unknown, superseded, used, or for an address the account no longer has) or VERIFICATION_TOKEN_EXPIRED, or invalid input (password and startOver together) */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PASSWORD_REQUIRED: the token is valid but the account has a password, and `password` is missing or wrong (details.startOver: true: starting over is possible) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description START_OVER_NOT_ALLOWED: the account proved an address before and cannot be disowned; EMAIL_TAKEN: someone claimed the freed address first */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -24636,6 +24683,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description TOO_MANY_TERMINALS: the user has REMOTE_MAX_TERMINALS_PER_USER live terminals (disconnect one; one silent for REMOTE_TERMINAL_OFFLINE_AFTER is freed) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
             413: {
                 headers: {
@@ -24767,6 +24823,15 @@ export interface operations {
             };
             /** @description TERMINAL_NOT_FOUND / PROMPT_NOT_FOUND (another user's too) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description TOO_MANY_TERMINALS: reconnecting a disconnected terminal needs a free slot; it stays OFFLINE */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -14,7 +14,11 @@ import {
 } from '../domain/terminals/index.js';
 import type { EventStore } from '../ports/event-store.js';
 import type { StreamSignals } from '../ports/stream-signals.js';
+import { DomainError } from '../domain/shared/decider.js';
 import { handleAtContextTime, loadState, type CommandContext } from './handle.js';
+import { releaseTerminalSlot, takeTerminalSlot, type SlotPolicy } from './terminals-slots.js';
+
+export type { SlotPolicy } from './terminals-slots.js';
 
 /** What a long poll needs beyond the log: the wake-ups of this process and the clock it decides with. */
 export interface TerminalPollPorts {
@@ -25,7 +29,13 @@ export interface TerminalPollPorts {
 
 export type RegisterInput = Omit<Extract<TerminalCommand, { type: 'RegisterTerminal' }>, 'type' | 'at'>;
 
-export function registerTerminal(store: EventStore, context: CommandContext, input: RegisterInput) {
+/**
+ * Takes one of the user's terminal slots (409 TOO_MANY_TERMINALS at the limit), then records the
+ * terminal. A slot whose terminal was never recorded (a crash in between) counts until it is found
+ * offline, REMOTE_TERMINAL_OFFLINE_AFTER later.
+ */
+export async function registerTerminal(store: EventStore, context: CommandContext, input: RegisterInput, policy: SlotPolicy) {
+  await takeTerminalSlot(store, context, input.userId, input.terminalId, policy);
   return handleAtContextTime(store, context, terminalStreamId(input.terminalId), terminalDecider, { type: 'RegisterTerminal', ...input });
 }
 
@@ -34,14 +44,30 @@ export function registerTerminal(store: EventStore, context: CommandContext, inp
  * in `terminalbeat-<id>`. Answers the terminal's state (for the cancellations the CLI must see)
  * and the beat's position (read-your-writes on the terminal list).
  */
-export async function heartbeat(store: EventStore, context: CommandContext, userId: string, terminalId: string) {
+export async function heartbeat(store: EventStore, context: CommandContext, userId: string, terminalId: string, policy: SlotPolicy) {
+  // Reconnecting makes the terminal live again: it needs a slot first, and at the limit nothing is written (409).
+  const before = (await loadTerminal(store, terminalId)).state;
+  const slotFirst = before.exists && before.userId === userId && !before.connected;
+  if (slotFirst) await takeTerminalSlot(store, context, userId, terminalId, policy);
   const terminal = await handleAtContextTime(store, context, terminalStreamId(terminalId), terminalDecider, { type: 'Heartbeat', userId });
+  if (!slotFirst && terminal.events.some((e) => e.type === 'TerminalReconnected')) {
+    // Disconnected by another process since the state above was read: take the slot now, or go back offline.
+    try {
+      await takeTerminalSlot(store, context, userId, terminalId, policy);
+    } catch (err) {
+      if (err instanceof DomainError && err.code === 'TOO_MANY_TERMINALS') await handleAtContextTime(store, context, terminalStreamId(terminalId), terminalDecider, { type: 'Disconnect', userId });
+      throw err;
+    }
+  }
   const beat = await handleAtContextTime(store, context, terminalBeatStreamId(terminalId), terminalBeatDecider, { type: 'RecordHeartbeat', terminalId });
   return { state: terminal.state, terminalPosition: terminal.position, position: beat.position };
 }
 
-export function disconnectTerminal(store: EventStore, context: CommandContext, userId: string, terminalId: string) {
-  return handleAtContextTime(store, context, terminalStreamId(terminalId), terminalDecider, { type: 'Disconnect', userId });
+/** Disconnects (ownership checked there), then frees the terminal's slot; both are no-ops when repeated. */
+export async function disconnectTerminal(store: EventStore, context: CommandContext, userId: string, terminalId: string) {
+  const result = await handleAtContextTime(store, context, terminalStreamId(terminalId), terminalDecider, { type: 'Disconnect', userId });
+  await releaseTerminalSlot(store, context, userId, terminalId);
+  return result;
 }
 
 export function setThinking(store: EventStore, context: CommandContext, userId: string, terminalId: string, thinking: boolean, label: string | null) {

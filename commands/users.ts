@@ -49,10 +49,7 @@ export function requestEmailVerification(store: EventStore, context: CommandCont
   return runUserCommand(store, context, userId, { type: 'RequestEmailVerification', ...verification, at: context.now.toISOString() });
 }
 
-/** Consumes the mailed token: the account's current address is proven. */
-export function verifyEmail(store: EventStore, context: CommandContext, userId: string, tokenHash: string) {
-  return runUserCommand(store, context, userId, { type: 'VerifyEmail', tokenHash, at: context.now.toISOString() });
-}
+export { isNeverVerified, startOver, verifyEmailWithPassword as verifyEmail, type FreshAccount } from './users-start-over.js';
 
 export function requestPasswordReset(store: EventStore, context: CommandContext, userId: string, tokenHash: string, expiresAt: string) {
   return runUserCommand(store, context, userId, { type: 'RequestPasswordReset', tokenHash, expiresAt, at: context.now.toISOString() });

@@ -48,4 +48,9 @@ export interface CredentialLookup {
   membership(orgId: string, userId: string): Promise<MembershipView | null>;
   /** False once the organization is deleted: a credential still scoped to it falls back to the personal workspace. */
   organizationExists(orgId: string): Promise<boolean>;
+  /**
+   * `workspaceId` while it exists in `orgId`; once deleted (or null), the organization's default
+   * workspace (its first), so a credential naming a deleted workspace lands where its members went.
+   */
+  liveWorkspace(orgId: string, workspaceId: string | null): Promise<string | null>;
 }

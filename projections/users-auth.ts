@@ -8,7 +8,7 @@ export type { ApiKeyAuthView, MembershipView, SecretCredentialView, UserAuthView
  * context's projector (users and api_keys: projections/users.ts; cli_tokens: projections/cli.ts;
  * org_members and orgs: projections/orgs.ts); these are only the queries.
  */
-export const CREDENTIAL_COLLECTIONS = { users: 'users', apiKeys: 'api_keys', cliTokens: 'cli_tokens', members: 'org_members', orgs: 'orgs' } as const;
+export const CREDENTIAL_COLLECTIONS = { users: 'users', apiKeys: 'api_keys', cliTokens: 'cli_tokens', members: 'org_members', orgs: 'orgs', workspaces: 'workspaces' } as const;
 
 export const findUserAuth = (store: ReadStore, userId: string) => store.collection<UserAuthView>(CREDENTIAL_COLLECTIONS.users).findOne({ _id: userId });
 export const findApiKeyAuth = (store: ReadStore, keyId: string) => store.collection<ApiKeyAuthView>(CREDENTIAL_COLLECTIONS.apiKeys).findOne({ _id: keyId });
@@ -19,6 +19,18 @@ export const findMembership = (store: ReadStore, orgId: string, userId: string) 
 export const organizationExists = async (store: ReadStore, orgId: string) =>
   (await store.collection(CREDENTIAL_COLLECTIONS.orgs).findOne({ _id: orgId }, { projection: { _id: 1 } })) !== null;
 
+/**
+ * The workspace a scope naming `workspaceId` in `orgId` is in now: itself while it exists, else
+ * the organization's first workspace (the default a deletion moves its members to; recomputed
+ * here rather than read from the event, so events older than `fallbackWorkspaceId` land the same).
+ */
+export async function liveWorkspace(store: ReadStore, orgId: string, workspaceId: string | null): Promise<string | null> {
+  const workspaces = store.collection<Doc & { orgId: string }>(CREDENTIAL_COLLECTIONS.workspaces);
+  if (workspaceId !== null && (await workspaces.findOne({ _id: workspaceId, orgId }, { projection: { _id: 1 } }))) return workspaceId;
+  const first = await workspaces.findOne({ orgId }, { sort: { createdAt: 1, _id: 1 }, projection: { _id: 1 } });
+  return first ? first._id : null;
+}
+
 /** The CredentialLookup port over these queries. */
 export function credentialLookup(store: ReadStore): CredentialLookup {
   return {
@@ -27,6 +39,7 @@ export function credentialLookup(store: ReadStore): CredentialLookup {
     cliToken: (tokenId) => findCliTokenAuth(store, tokenId),
     membership: (orgId, userId) => findMembership(store, orgId, userId),
     organizationExists: (orgId) => organizationExists(store, orgId),
+    liveWorkspace: (orgId, workspaceId) => liveWorkspace(store, orgId, workspaceId),
   };
 }
 

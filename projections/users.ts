@@ -109,6 +109,11 @@ async function projectUser(recorded: RecordedEvent, store: ReadStore): Promise<v
     case 'EmailVerified':
       await update({ emailVerified: true, accountVerified: true, updatedAt: event.data.verifiedAt });
       return;
+    case 'UnverifiedAccountDisowned':
+      // As an expiry (below): a start over handed the address to a new account.
+      await passwords.updateOne({ _id: id, version: { $lt: recorded.revision } }, { $set: { passwordHash: null, version: recorded.revision } });
+      await update({ email: `expired:${id}`, expired: true, tokensValidAfter: event.data.tokensValidAfter, updatedAt: event.data.disownedAt });
+      return;
     case 'UnverifiedAccountExpired':
       // The email goes to the account that took it over (registered later in the log): the document
       // stays, as a tombstone a redelivered registration cannot recreate, under an address no one
@@ -154,13 +159,22 @@ async function projectApiKey(recorded: RecordedEvent, store: ReadStore): Promise
 
 /**
  * A deleted organization stops being anyone's active one: its members fall back to their personal
- * workspace, for login, API keys and CLI tokens alike. Read from the `org-…` streams so that a
+ * workspace, for login, API keys and CLI tokens alike; a deleted workspace's members move to the
+ * organization's default workspace. Read from the `org-…` streams so that a
  * write settling on the organization's stream also settles this.
  */
 async function projectOrganizationDeleted(recorded: RecordedEvent, store: ReadStore): Promise<void> {
   const event = recorded as RecordedEvent & OrgEvent;
-  if (event.type !== 'OrganizationDeleted') return;
   const orgId = recorded.streamId.slice('org-'.length);
+  if (event.type === 'WorkspaceDeleted') {
+    // Its members move to the default workspace the event names (issue 37). Events written before
+    // the field existed leave the documents as they are: the authenticator and the profile resolve
+    // a deleted workspace to the default when they read it (projections/users-auth.ts liveWorkspace).
+    const fallback = event.data.fallbackWorkspaceId;
+    if (fallback) await store.collection<UserView>(USERS).updateMany({ activeOrgId: orgId, activeWorkspaceId: event.data.workspaceId }, { $set: { activeWorkspaceId: fallback } });
+    return;
+  }
+  if (event.type !== 'OrganizationDeleted') return;
   await store.collection<UserView>(USERS).updateMany({ activeOrgId: orgId }, { $set: { activeOrgId: null, activeWorkspaceId: null } });
 }
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { answerPrompt, disconnectTerminal, heartbeat, mirrorEntries, pollNextPrompt, recordSteps, registerTerminal, setThinking } from '../../commands/terminals.js';
+import { answerPrompt, disconnectTerminal, heartbeat, mirrorEntries, pollNextPrompt, recordSteps, registerTerminal, setThinking, type SlotPolicy } from '../../commands/terminals.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import { cancelledInFlight, terminalStreamId } from '../../domain/terminals/index.js';
 import { defineRoute } from '../route.js';
@@ -14,6 +14,11 @@ import { cliPrincipal, promptFrom, terminalReply, promptView } from './terminals
 
 const tag = 'Remote control';
 
+const slotPolicy = (config: { REMOTE_MAX_TERMINALS_PER_USER: number; REMOTE_TERMINAL_OFFLINE_AFTER: number }): SlotPolicy => ({
+  limit: config.REMOTE_MAX_TERMINALS_PER_USER,
+  offlineAfterSeconds: config.REMOTE_TERMINAL_OFFLINE_AFTER,
+});
+
 export const terminalCliRoutes = [
   defineRoute({
     method: 'POST',
@@ -23,7 +28,11 @@ export const terminalCliRoutes = [
     tag,
     auth: 'bearer',
     body: registerBody,
-    responses: { 201: { description: 'registered', schema: ok({ terminal: terminalSchema, leaseSeconds: z.number().int() }) }, ...cliErrors },
+    responses: {
+      201: { description: 'registered', schema: ok({ terminal: terminalSchema, leaseSeconds: z.number().int() }) },
+      ...cliErrors,
+      409: { description: 'TOO_MANY_TERMINALS: the user has REMOTE_MAX_TERMINALS_PER_USER live terminals (disconnect one; one silent for REMOTE_TERMINAL_OFFLINE_AFTER is freed)' },
+    },
     async handler(input) {
       const principal = cliPrincipal(input);
       const { body, services } = input;
@@ -31,7 +40,7 @@ export const terminalCliRoutes = [
       const leaseSeconds = services.config.REMOTE_TERMINAL_LEASE_SECONDS;
       const result = await registerTerminal(services.eventStore, input.command, {
         terminalId, userId: principal.userId, name: body.name, host: body.host, cwd: body.cwd ?? null, capabilities: body.capabilities ?? [], leaseSeconds,
-      });
+      }, slotPolicy(services.config));
       await input.settle(result.position, terminalStreamId(terminalId));
       return { status: 201, body: { success: true, terminal: await terminalReply(services, principal.userId, terminalId), leaseSeconds } };
     },
@@ -47,11 +56,12 @@ export const terminalCliRoutes = [
     responses: {
       200: { description: 'the terminal', schema: ok({ terminal: terminalSchema, leaseSeconds: z.number().int(), cancelledPromptIds: z.array(z.string()) }) },
       ...cliErrors,
+      409: { description: 'TOO_MANY_TERMINALS: reconnecting a disconnected terminal needs a free slot; it stays OFFLINE' },
     },
     async handler(input) {
       const principal = cliPrincipal(input);
       const { params, services } = input;
-      const result = await heartbeat(services.eventStore, input.command, principal.userId, params.terminalId);
+      const result = await heartbeat(services.eventStore, input.command, principal.userId, params.terminalId, slotPolicy(services.config));
       if (result.terminalPosition !== null) await input.settle(result.terminalPosition, terminalStreamId(params.terminalId));
       await input.settle(result.position, `terminalbeat-${params.terminalId}`);
       const terminal = await terminalReply(services, principal.userId, params.terminalId);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { registerUser, requestPasswordReset, resetPassword } from '../../commands/users.js';
+import { isNeverVerified, registerUser, requestPasswordReset, resetPassword, startOver } from '../../commands/users.js';
 import type { CommandContext } from '../../commands/handle.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import {
@@ -133,12 +133,16 @@ export const authRoutes = [
     method: 'POST',
     path: '/auth/reset-password',
     operationId: 'resetPassword',
-    summary: 'set a new password with the emailed single-use token; tokens issued before stop working',
+    summary:
+      'set a new password with the emailed single-use token; tokens issued before stop working. An account that never verified its email starts over instead: it is disowned (every credential dies) and a new, verified account with this password takes the address',
     tag: 'Authentication',
     auth: 'none',
     body: z.strictObject({ token: z.string().min(1).max(512), password: passwordSchema }),
     responses: {
-      200: { description: 'password changed', schema: z.object({ success: z.literal(true), message: z.string() }) },
+      200: {
+        description: 'password changed (startedOver: true: on a new account that now holds the address, the old one disowned)',
+        schema: z.object({ success: z.literal(true), message: z.string(), startedOver: z.boolean() }),
+      },
       400: { description: 'INVALID_RESET_TOKEN (unknown, superseded or used) or RESET_TOKEN_EXPIRED, or invalid input' },
       429: { description: 'RATE_LIMITED (per IP and per account), with Retry-After' },
     },
@@ -148,9 +152,24 @@ export const authRoutes = [
       if (!parsed) throw invalidResetToken();
       await rateLimit(services, `reset:user:${parsed.userId}`);
       const passwordHash = await hashPassword(body.password);
+      const account = await isNeverVerified(services.eventStore, parsed.userId);
+      if (account.neverVerified) {
+        // Whoever set this account up may not be the address's owner: hand the owner a clean account, not theirs.
+        const userId = services.newId();
+        const { registered } = await startOver(
+          services.eventStore,
+          command,
+          parsed.userId,
+          { via: 'password_reset', tokenHash: sha256(parsed.secret) },
+          { userId, name: account.name ?? 'user', passwordHash },
+          { unverifiedAccountTtlHours: services.config.UNVERIFIED_ACCOUNT_TTL_HOURS },
+        );
+        await settle(registered.position, userStreamId(userId));
+        return { status: 200, body: { success: true, message: 'a new account with this password now holds the address (the unverified one was given up); sign in', startedOver: true } };
+      }
       const result = await resetPassword(services.eventStore, { ...command, actorId: parsed.userId }, parsed.userId, sha256(parsed.secret), passwordHash);
       await settle(result.position, userStreamId(parsed.userId));
-      return { status: 200, body: { success: true, message: 'the password has been changed; sign in again' } };
+      return { status: 200, body: { success: true, message: 'the password has been changed; sign in again', startedOver: false } };
     },
   }),
   ...emailVerificationRoutes,

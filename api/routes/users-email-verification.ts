@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { CommandContext } from '../../commands/handle.js';
-import { randomSecret, sha256 } from '../../commands/users-credentials.js';
-import { requestEmailVerification, verifyEmail } from '../../commands/users.js';
-import { emailSchema, invalidVerificationToken, userStreamId, type VerificationRequest } from '../../domain/users/index.js';
+import { hashPassword, randomSecret, sha256 } from '../../commands/users-credentials.js';
+import { requestEmailVerification, startOver, verifyEmail } from '../../commands/users.js';
+import { PASSWORD_MAX_LENGTH, emailSchema, invalidVerificationToken, nameSchema, passwordSchema, userStreamId, type VerificationRequest } from '../../domain/users/index.js';
 import type { Services } from '../../ports/services.js';
 import { findUserByEmail } from '../../projections/users.js';
 import { defineRoute } from '../route.js';
@@ -54,6 +54,21 @@ export async function sendVerificationMail(services: Services, command: CommandC
   }
 }
 
+/**
+ * `password`: the account's own, required when it has one (pre-hijacking). `startOver`: the
+ * clicker never set up this account: disown it and take the address to a new account with this
+ * name and password. At most one of the two.
+ */
+const verifyBody = z
+  .strictObject({
+    token: z.string().min(1).max(512),
+    password: z.string().min(1).max(PASSWORD_MAX_LENGTH).optional(),
+    startOver: z.strictObject({ name: nameSchema, password: passwordSchema }).optional(),
+  })
+  .refine((b) => !(b.password !== undefined && b.startOver !== undefined), { path: ['startOver'], message: 'send either password or startOver, not both' });
+
+const startedOverUser = z.object({ id: z.string(), email: z.string(), name: z.string(), createdAt: z.string() });
+
 const RESEND_REPLY = { success: true, message: 'if an unverified account exists for this email, a new verification link has been sent to it' } as const;
 
 export const emailVerificationRoutes = [
@@ -61,13 +76,20 @@ export const emailVerificationRoutes = [
     method: 'POST',
     path: '/auth/verify-email',
     operationId: 'verifyEmail',
-    summary: 'verify the account\'s email with the single-use token from the verification mail',
+    summary:
+      "verify the account's email with the single-use token from the verification mail and the account's password; or start over (the clicker never set up this account): disown it and take the address to a new account",
     tag: 'Authentication',
     auth: 'none',
-    body: z.strictObject({ token: z.string().min(1).max(512) }),
+    body: verifyBody,
     responses: {
       200: { description: 'verified', schema: z.object({ success: z.literal(true), message: z.string(), email: z.string() }) },
-      400: { description: 'INVALID_VERIFICATION_TOKEN (unknown, superseded, used, or for an address the account no longer has) or VERIFICATION_TOKEN_EXPIRED, or invalid input' },
+      201: {
+        description: 'started over: the never-verified account that held the address is disowned (its sessions and keys stop working); a new, verified account of the caller holds it',
+        schema: z.object({ success: z.literal(true), startedOver: z.literal(true), email: z.string(), user: startedOverUser, token: z.string(), expiresIn: z.number() }),
+      },
+      400: { description: 'INVALID_VERIFICATION_TOKEN (unknown, superseded, used, or for an address the account no longer has) or VERIFICATION_TOKEN_EXPIRED, or invalid input (password and startOver together)' },
+      403: { description: 'PASSWORD_REQUIRED: the token is valid but the account has a password, and `password` is missing or wrong (details.startOver: true: starting over is possible)' },
+      409: { description: 'START_OVER_NOT_ALLOWED: the account proved an address before and cannot be disowned; EMAIL_TAKEN: someone claimed the freed address first' },
       429: { description: 'RATE_LIMITED (per IP and per account), with Retry-After' },
     },
     async handler({ body, services, command, settle, koa }) {
@@ -75,7 +97,23 @@ export const emailVerificationRoutes = [
       const parsed = parseUserToken(body.token);
       if (!parsed) throw invalidVerificationToken();
       await rateLimitAuth(services, `verify:user:${parsed.userId}`);
-      const result = await verifyEmail(services.eventStore, { ...command, actorId: parsed.userId }, parsed.userId, sha256(parsed.secret));
+      if (body.startOver) {
+        const userId = services.newId();
+        const passwordHash = await hashPassword(body.startOver.password);
+        const { email, registered } = await startOver(
+          services.eventStore,
+          command,
+          parsed.userId,
+          { via: 'email_verification', tokenHash: sha256(parsed.secret) },
+          { userId, name: body.startOver.name, passwordHash },
+          { unverifiedAccountTtlHours: services.config.UNVERIFIED_ACCOUNT_TTL_HOURS },
+        );
+        await settle(registered.position, userStreamId(userId));
+        const { token, expiresIn } = await services.tokens.issue({ userId, orgId: null, workspaceId: null });
+        const user = { id: userId, email, name: body.startOver.name, createdAt: command.now.toISOString() };
+        return { status: 201, body: { success: true, startedOver: true, email, user, token, expiresIn } };
+      }
+      const result = await verifyEmail(services.eventStore, { ...command, actorId: parsed.userId }, parsed.userId, sha256(parsed.secret), body.password ?? null);
       await settle(result.position, userStreamId(parsed.userId));
       return { status: 200, body: { success: true, message: 'the email address is verified', email: result.state.email! } };
     },

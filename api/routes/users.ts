@@ -4,6 +4,7 @@ import { DomainError } from '../../domain/shared/decider.js';
 import { avatarUrlSchema, emailSchema, nameSchema, preferencesSchema, userStreamId } from '../../domain/users/index.js';
 import type { Services } from '../../ports/services.js';
 import { findUserById, type UserView } from '../../projections/users.js';
+import { liveWorkspace } from '../../projections/users-auth.js';
 import { NotFoundError } from '../errors.js';
 import { defineRoute } from '../route.js';
 import { newVerification, sendVerificationMail } from './users-email-verification.js';
@@ -40,7 +41,9 @@ const profile = (u: UserView) => ({
 async function loadProfile(services: Services, userId: string) {
   const user = await findUserById(services.readStore, userId);
   if (!user) throw new NotFoundError('user', 'USER_NOT_FOUND');
-  return profile(user);
+  // A deleted active workspace shows as where the member now lands: the organization's default.
+  const activeWorkspaceId = (user.activeOrgId && (await liveWorkspace(services.readStore, user.activeOrgId, user.activeWorkspaceId))) || user.activeWorkspaceId;
+  return profile({ ...user, activeWorkspaceId });
 }
 
 export const userRoutes = [

@@ -37,7 +37,9 @@ export function deleteWorkspace(command: Cmd<'DeleteWorkspace'>, state: OrgState
   if (!state.workspaces[command.workspaceId]) throw workspaceNotFound();
   // Switching into an organization lands in a workspace, so one must always remain.
   if (Object.keys(state.workspaces).length === 1) throw new DomainError('LAST_WORKSPACE', 'an organization keeps at least one workspace', 'conflict');
-  return [{ type: 'WorkspaceDeleted', data: { workspaceId: command.workspaceId, deletedBy: command.actorId, at: command.at } }];
+  // The default workspace is the first in creation order (where a switch without a workspace lands).
+  const fallbackWorkspaceId = Object.keys(state.workspaces).find((id) => id !== command.workspaceId)!;
+  return [{ type: 'WorkspaceDeleted', data: { workspaceId: command.workspaceId, deletedBy: command.actorId, fallbackWorkspaceId, at: command.at } }];
 }
 
 export function createTeam(command: Cmd<'CreateTeam'>, state: OrgState): OrgEvent[] {

@@ -55,7 +55,12 @@ export const orgEventSchemas = {
   InvitationAccepted: z.object({ invitationId: z.string(), userId: z.string(), at }),
   WorkspaceCreated: z.object({ workspaceId: z.string(), name: orgNameSchema, description: descriptionSchema, createdBy: z.string(), at }),
   WorkspaceUpdated: z.object({ workspaceId: z.string(), name: orgNameSchema.optional(), description: descriptionSchema.optional(), updatedBy: z.string(), at }),
-  WorkspaceDeleted: z.object({ workspaceId: z.string(), deletedBy: z.string(), at }),
+  /**
+   * `fallbackWorkspaceId`: the organization's default workspace (its first remaining one) when it
+   * was deleted: where members whose active workspace this was, and credentials still naming it,
+   * land. Missing on events written before issue 37: readers then use the default at read time.
+   */
+  WorkspaceDeleted: z.object({ workspaceId: z.string(), deletedBy: z.string(), fallbackWorkspaceId: z.string().optional(), at }),
   TeamCreated: z.object({ teamId: z.string(), name: orgNameSchema, description: descriptionSchema, memberIds: z.array(z.string()), createdBy: z.string(), at }),
   LlmCredentialSet: z.object({
     provider: llmProviderSchema,

@@ -21,3 +21,4 @@ export const terminalBeatDecider: Decider<TerminalBeatCommand, TerminalBeatState
   decideTerminalBeat,
   terminalBeatEventSchemas,
 );
+export * from './slots.js';

@@ -4,7 +4,7 @@ import { decideUserLlmCredential, type UserLlmCredentialCommand } from './llm-cr
 import type { UserEvent } from './events.js';
 import type { Preferences, SocialProvider } from './fields.js';
 import type { UserState } from './state.js';
-import { accountEmailUnverified, decideEmailVerification, sameHash, verificationRequested, type EmailVerificationCommand, type VerificationRequest } from './verification.js';
+import { accountEmailUnverified, decideEmailVerification, validPendingReset, verificationRequested, type EmailVerificationCommand, type VerificationRequest } from './verification.js';
 
 /**
  * The user aggregate (`user-<id>`): account, profile, email ownership, password reset, active
@@ -40,8 +40,6 @@ export type UserCommand =
   | UserLlmCredentialCommand;
 
 const userNotFound = () => new DomainError('USER_NOT_FOUND', 'user not found', 'not_found');
-/** One code for unknown user, wrong secret and consumed token, so the answer says nothing about which. */
-const invalidResetToken = () => new DomainError('INVALID_RESET_TOKEN', 'the reset token is invalid or has already been used', 'invalid', { field: 'body.token' });
 
 export function decideUser(command: UserCommand, state: UserState): UserEvent[] {
   if (command.type === 'RegisterUser') {
@@ -53,15 +51,13 @@ export function decideUser(command: UserCommand, state: UserState): UserEvent[] 
     if (socialIdentity) events.push({ type: 'SocialIdentityLinked', data: { ...socialIdentity, linkedAt: at } });
     return events;
   }
-  if (command.type === 'VerifyEmail' || command.type === 'RequestEmailVerification' || command.type === 'ExpireUnverifiedAccount') {
+  if (command.type === 'VerifyEmail' || command.type === 'RequestEmailVerification' || command.type === 'ExpireUnverifiedAccount' || command.type === 'DisownUnverifiedAccount') {
     return decideEmailVerification(command, state);
   }
   if (command.type === 'ResetPassword') {
-    const pending = state.pendingReset;
-    if (!state.exists || !pending || !sameHash(pending.tokenHash, command.tokenHash)) throw invalidResetToken();
-    if (Date.parse(pending.expiresAt) <= Date.parse(command.at)) {
-      throw new DomainError('RESET_TOKEN_EXPIRED', 'the reset token has expired; request a new one', 'invalid', { field: 'body.token' });
-    }
+    validPendingReset(state, command.tokenHash, command.at);
+    // A reset would hand the clicker an account someone else set up (its API keys, its org memberships): start over instead.
+    if (!state.verifiedOnce) throw new DomainError('START_OVER_REQUIRED', 'this account never verified its email; the reset starts over (DisownUnverifiedAccount)', 'conflict');
     const tokensValidAfter = Math.max(state.tokensValidAfter, Math.floor(Date.parse(command.at) / 1000));
     return [{ type: 'PasswordResetCompleted', data: { tokenHash: command.tokenHash, passwordHash: command.passwordHash, tokensValidAfter, resetAt: command.at } }];
   }

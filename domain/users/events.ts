@@ -54,6 +54,14 @@ export const userEventSchemas = {
    * longer sign in, and tokens issued before `tokensValidAfter` are refused.
    */
   UnverifiedAccountExpired: z.object({ email: z.string(), tokensValidAfter: z.number().int(), expiredAt: z.string() }),
+  /**
+   * Pre-hijacking defence (issue 37): whoever proved control of `email` (the verification or
+   * reset link mailed to it) chose to start over instead of taking an account whose password
+   * someone else set. The never-verified account loses the address and every credential (sessions
+   * before `tokensValidAfter`, API keys, CLI tokens: it no longer authenticates); the address goes
+   * to a new account. `via` names the link that proved it.
+   */
+  UnverifiedAccountDisowned: z.object({ email: z.string(), via: z.enum(['email_verification', 'password_reset']), tokensValidAfter: z.number().int(), disownedAt: z.string() }),
   ActiveScopeSwitched: z.object({ orgId: z.string().nullable(), workspaceId: z.string().nullable(), switchedAt: z.string() }),
   SocialIdentityLinked: socialIdentity.extend({ linkedAt: z.string() }),
   ApiKeyCreated: z.object({

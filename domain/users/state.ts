@@ -12,6 +12,8 @@ export interface UserState {
   email: string | null;
   name: string | null;
   hasPassword: boolean;
+  /** The scrypt hash, so that verifying an address can ask for the password (checked before the command, which gets the verdict). */
+  passwordHash: string | null;
   avatarUrl: string | null;
   preferences: Preferences;
   activeOrgId: string | null;
@@ -24,7 +26,7 @@ export interface UserState {
   verifiedOnce: boolean;
   /** Only the newest verification request is valid; verifying clears it. */
   pendingVerification: { email: string; tokenHash: string; expiresAt: string } | null;
-  /** Expired unverified, its email handed to a new account: it can no longer sign in. */
+  /** Expired or disowned unverified, its email handed to a new account: it can no longer sign in. */
   expired: boolean;
   /** Only the newest reset request is valid; completing it clears it. */
   pendingReset: { tokenHash: string; expiresAt: string } | null;
@@ -40,6 +42,7 @@ export const initialUserState: UserState = {
   email: null,
   name: null,
   hasPassword: false,
+  passwordHash: null,
   avatarUrl: null,
   preferences: {},
   activeOrgId: null,
@@ -68,6 +71,7 @@ export function evolveUser(state: UserState, event: UserEvent): UserState {
         email: event.data.email,
         name: event.data.name,
         hasPassword: event.data.passwordHash !== null,
+        passwordHash: event.data.passwordHash,
         avatarUrl: event.data.avatarUrl,
         registeredAt: event.data.registeredAt,
         emailVerified: verified,
@@ -81,7 +85,8 @@ export function evolveUser(state: UserState, event: UserEvent): UserState {
     case 'EmailVerified':
       return { ...state, emailVerified: true, verifiedOnce: true, pendingVerification: null };
     case 'UnverifiedAccountExpired':
-      return { ...state, expired: true, pendingVerification: null, tokensValidAfter: event.data.tokensValidAfter };
+    case 'UnverifiedAccountDisowned':
+      return { ...state, expired: true, pendingVerification: null, pendingReset: null, tokensValidAfter: event.data.tokensValidAfter };
     case 'UserProfileUpdated': {
       const { name, avatarUrl, preferences } = event.data;
       return {
@@ -96,7 +101,7 @@ export function evolveUser(state: UserState, event: UserEvent): UserState {
     case 'PasswordResetRequested':
       return { ...state, pendingReset: { tokenHash: event.data.tokenHash, expiresAt: event.data.expiresAt } };
     case 'PasswordResetCompleted':
-      return { ...state, pendingReset: null, hasPassword: true, tokensValidAfter: event.data.tokensValidAfter };
+      return { ...state, pendingReset: null, hasPassword: true, passwordHash: event.data.passwordHash, tokensValidAfter: event.data.tokensValidAfter };
     case 'ActiveScopeSwitched':
       return { ...state, activeOrgId: event.data.orgId, activeWorkspaceId: event.data.workspaceId };
     case 'SocialIdentityLinked':

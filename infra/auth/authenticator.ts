@@ -34,10 +34,14 @@ export class Authenticator implements AuthenticatorPort {
     if (unverifiedAccountExpired(account, this.clock.now().toISOString(), this.unverifiedAccountTtlHours)) throw unverifiedAccountExpiredError('unauthenticated');
   }
 
-  /** A scope naming a deleted organization is the personal workspace, whatever the credential still says. */
+  /**
+   * A scope naming a deleted organization is the personal workspace, and one naming a deleted
+   * workspace is its organization's default workspace, whatever the credential still says.
+   */
   private async liveScope(orgId: string | null, workspaceId: string | null): Promise<{ orgId: string | null; workspaceId: string | null }> {
-    if (orgId === null || (await this.credentials.organizationExists(orgId))) return { orgId, workspaceId };
-    return { orgId: null, workspaceId: null };
+    if (orgId === null) return { orgId, workspaceId };
+    if (!(await this.credentials.organizationExists(orgId))) return { orgId: null, workspaceId: null };
+    return { orgId, workspaceId: await this.credentials.liveWorkspace(orgId, workspaceId) };
   }
 
   async authenticate(header: string | undefined): Promise<Principal> {

@@ -20,8 +20,8 @@ interface Versioned {
  * a user (tokensValidAfter, expiry, verification, active scope) comes from events of that stream,
  * so a hit answers exactly what a caught-up read model answers, never older than what the read
  * store itself would. A user whose stream ends with an event that does not touch the document (an
- * API key created, say) is read from the store every time, as before. Organization deletion (an
- * `org-…` event) is checked by the authenticator on every request; API keys, CLI tokens and
+ * API key created, say) is read from the store every time, as before. Organization and workspace deletion
+ * (`org-…` events) are checked by the authenticator on every request; API keys, CLI tokens and
  * memberships are not cached.
  */
 export class CachedCredentialLookup implements CredentialLookup {
@@ -49,4 +49,5 @@ export class CachedCredentialLookup implements CredentialLookup {
   cliToken: CredentialLookup['cliToken'] = (tokenId) => this.inner.cliToken(tokenId);
   membership: CredentialLookup['membership'] = (orgId, userId) => this.inner.membership(orgId, userId);
   organizationExists: CredentialLookup['organizationExists'] = (orgId) => this.inner.organizationExists(orgId);
+  liveWorkspace: CredentialLookup['liveWorkspace'] = (orgId, workspaceId) => this.inner.liveWorkspace(orgId, workspaceId);
 }

@@ -14,4 +14,6 @@ export const terminalsConfigShape = {
   REMOTE_MAX_WAITERS: z.coerce.number().int().min(1).max(100_000).default(2_000),
   /** Seconds between SSE pings on a terminal's event stream. */
   REMOTE_SSE_PING_SECONDS: z.coerce.number().int().min(1).max(300).default(15),
+  /** Live terminals (registered or reconnected, not disconnected, not offline) per user; one more answers 409 TOO_MANY_TERMINALS. */
+  REMOTE_MAX_TERMINALS_PER_USER: z.coerce.number().int().min(1).max(10_000).default(20),
 } satisfies Record<string, z.ZodType>;

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { call } from '../support/http.js';
-import { callFrom, login, mailsTo, registerUser } from '../support/identity.js';
+import { callFrom, login, mailsTo, registerUser, verifyEmailOf } from '../support/identity.js';
 import { TestClock } from '../support/clock.js';
 import { availableModes, startTestService, waitUntil, type TestService } from '../support/test-service.js';
 
@@ -150,6 +150,8 @@ for (const mode of availableModes()) {
 
       it('sets the new password once, refuses JWTs issued before it, and keeps API keys valid', async () => {
         const user = await registerUser(svc.baseUrl);
+        // Verified: a never-verified account's reset starts over instead (users-pre-hijacking.test.ts).
+        await verifyEmailOf(svc.baseUrl, svc.services.config.DATA_DIR, user.email, user.password);
         const key = await call(svc.baseUrl, 'POST', '/api-keys', { name: 'survives reset' }, user.auth);
         expect(key.status, key.text).to.equal(201);
         // Token lifetimes are in whole seconds: make sure the old token is from an earlier second.

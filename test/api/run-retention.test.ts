@@ -26,7 +26,7 @@ for (const mode of availableModes()) {
       svc = await startTestService(mode, { JWT_TTL_SECONDS: String(365 * 24 * 3600) }, { clock });
       owner = await registerUser(svc.baseUrl);
       // Verified, so the account outlives the days the clock moves on too.
-      await verifyEmailOf(svc.baseUrl, svc.services.config.DATA_DIR, owner.email);
+      await verifyEmailOf(svc.baseUrl, svc.services.config.DATA_DIR, owner.email, owner.password);
     });
     after(async () => svc?.stop());
 

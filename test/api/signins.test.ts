@@ -151,7 +151,7 @@ for (const mode of availableModes()) {
 
       it('links a verified email to the account registered with a password, once that account verified it', async () => {
         const registered = await registerUser(svc.baseUrl);
-        await verifyEmailOf(svc.baseUrl, svc.services.config.DATA_DIR, registered.email);
+        await verifyEmailOf(svc.baseUrl, svc.services.config.DATA_DIR, registered.email, registered.password);
         idp.nextLogin = { sub: unique('g'), email: registered.email.toUpperCase(), emailVerified: true, name: 'Someone Else' };
         const result = await signIn('google');
         expect(result.isNew).to.equal('false');

@@ -57,7 +57,7 @@ for (const mode of availableModes()) {
 
     const dataDir = (s: TestService) => s.services.config.DATA_DIR;
     const me = (s: TestService, auth: Record<string, string>) => call(s.baseUrl, 'GET', '/users/me', undefined, auth);
-    const verify = (s: TestService, token: string) => call(s.baseUrl, 'POST', '/auth/verify-email', { token });
+    const verify = (s: TestService, token: string, password?: string) => call(s.baseUrl, 'POST', '/auth/verify-email', { token, password });
     const userEvents = async (s: TestService, userId: string) => s.services.eventStore.readStream(userStreamId(userId));
 
     /** Through the provider as a browser would; answers the callback's raw answer and the attempt's state. */
@@ -83,7 +83,7 @@ for (const mode of availableModes()) {
         expect((await me(svc, user.auth)).body.user.emailVerified).to.equal(false);
         expect((await login(svc.baseUrl, user.email, user.password)).status, 'an unverified account logs in').to.equal(200);
 
-        const res = await verify(svc, token);
+        const res = await verify(svc, token, user.password);
         expect(res.status, res.text).to.equal(200);
         expect(res.body).to.deep.equal({ success: true, message: 'the email address is verified', email: user.email });
         expect((await me(svc, user.auth)).body.user.emailVerified).to.equal(true);
@@ -106,8 +106,8 @@ for (const mode of availableModes()) {
           expect(res.body.error.code, bad).to.equal('INVALID_VERIFICATION_TOKEN');
           expect(res.body.error.details).to.deep.equal({ field: 'body.token' });
         }
-        expect((await verify(svc, token)).status).to.equal(200);
-        const reused = await verify(svc, token);
+        expect((await verify(svc, token, user.password)).status).to.equal(200);
+        const reused = await verify(svc, token, user.password);
         expect(reused.status).to.equal(400);
         expect(reused.body.error.code).to.equal('INVALID_VERIFICATION_TOKEN');
         const empty = await call(svc.baseUrl, 'POST', '/auth/verify-email', {});
@@ -128,18 +128,18 @@ for (const mode of availableModes()) {
         const second = verificationTokenFor(dataDir(svc), user.email)!;
         expect(second).to.not.equal(first);
         expect((await verify(svc, first)).body.error.code).to.equal('INVALID_VERIFICATION_TOKEN');
-        expect((await verify(svc, second)).status).to.equal(200);
+        expect((await verify(svc, second, user.password)).status).to.equal(200);
       });
 
       it('changing the email makes it unverified again and mails the new address', async () => {
         const user = await registerUser(svc.baseUrl);
-        await verifyEmailOf(svc.baseUrl, dataDir(svc), user.email);
+        await verifyEmailOf(svc.baseUrl, dataDir(svc), user.email, user.password);
         const next = uniqueEmail('moved');
         const res = await call(svc.baseUrl, 'PUT', '/users/me', { email: next }, user.auth);
         expect(res.status, res.text).to.equal(200);
         expect(res.body.user).to.include({ email: next, emailVerified: false });
         expect(mailsTo(dataDir(svc), next).map((m) => m.subject)).to.deep.equal(['Verify your email address']);
-        await verifyEmailOf(svc.baseUrl, dataDir(svc), next);
+        await verifyEmailOf(svc.baseUrl, dataDir(svc), next, user.password);
         expect((await me(svc, user.auth)).body.user).to.include({ email: next, emailVerified: true });
       });
 
@@ -182,7 +182,7 @@ for (const mode of availableModes()) {
 
         // The person signs in with the password, verifies the email, and signs in with Google again.
         expect((await login(svc.baseUrl, user.email, user.password)).status).to.equal(200);
-        await verifyEmailOf(svc.baseUrl, dataDir(svc), user.email);
+        await verifyEmailOf(svc.baseUrl, dataDir(svc), user.email, user.password);
         const linked = await socialCallback(svc, 'google');
         expect(linked.res.status).to.equal(302);
         const params = fragmentOf(linked.res.headers.get('location')!);
@@ -222,7 +222,7 @@ for (const mode of availableModes()) {
       before(async () => {
         unverified = await registerUser(aged.baseUrl);
         verified = await registerUser(aged.baseUrl);
-        await verifyEmailOf(aged.baseUrl, dataDir(aged), verified.email);
+        await verifyEmailOf(aged.baseUrl, dataDir(aged), verified.email, verified.password);
         expiredOwner = await registerUser(aged.baseUrl);
         const key = await call(aged.baseUrl, 'POST', '/api-keys', { name: 'before expiry', scopes: ['view_resources'] }, unverified.auth);
         expect(key.status, key.text).to.equal(201);

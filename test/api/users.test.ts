@@ -191,7 +191,7 @@ for (const mode of availableModes()) {
       const google = identity({ provider: 'google', email: user.email, emailVerified: true });
       // Verified by the provider, but not by our account: the registrant may not own the address.
       await expectDomainError(signInWithSocialIdentity(accounts(), context(), google), 'ACCOUNT_EMAIL_UNVERIFIED', 409);
-      await verifyEmailOf(svc.baseUrl, svc.services.config.DATA_DIR, user.email);
+      await verifyEmailOf(svc.baseUrl, svc.services.config.DATA_DIR, user.email, user.password);
       expect(await signInWithSocialIdentity(accounts(), context(), google)).to.deep.equal({ userId: user.user.id, created: false });
       expect(await signInWithSocialIdentity(accounts(), context(), google)).to.deep.equal({ userId: user.user.id, created: false });
       expect((await login(svc.baseUrl, user.email, user.password)).status, 'the password still works').to.equal(200);

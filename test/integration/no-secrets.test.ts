@@ -36,7 +36,7 @@ describe('no secret in clear in the event store or the logs', function () {
     const verificationMail = outbox().find((m) => m.to === email && m.subject === 'Verify your email address')!;
     secrets.verificationToken = /token=([^\s&]+)/.exec(verificationMail.text)![1];
     secrets.verificationSecret = decodeURIComponent(secrets.verificationToken).split('.').pop()!;
-    const verified = await call(svc.baseUrl, 'POST', '/auth/verify-email', { token: decodeURIComponent(secrets.verificationToken) });
+    const verified = await call(svc.baseUrl, 'POST', '/auth/verify-email', { token: decodeURIComponent(secrets.verificationToken), password: secrets.password });
     expect(verified.status, verified.text).to.equal(200);
     const login = await call(svc.baseUrl, 'POST', '/auth/login', { email, password: secrets.password });
     expect(login.status, login.text).to.equal(200);

@@ -102,9 +102,10 @@ export function verificationTokenFor(dataDir: string, to: string): string | null
 }
 
 /** Proves the account's email as its owner would: the token from the newest verification mail, posted back. */
-export async function verifyEmailOf(baseUrl: string, dataDir: string, email: string): Promise<void> {
+/** `password`: the account's own, which verifying an account that has one requires (pre-hijacking defence). */
+export async function verifyEmailOf(baseUrl: string, dataDir: string, email: string, password: string): Promise<void> {
   const token = verificationTokenFor(dataDir, email);
   if (!token) throw new Error(`no verification mail to ${email}`);
-  const res = await call(baseUrl, 'POST', '/auth/verify-email', { token });
+  const res = await call(baseUrl, 'POST', '/auth/verify-email', { token, password });
   if (res.status !== 200) throw new Error(`verifying ${email} answered ${res.status}: ${res.text}`);
 }

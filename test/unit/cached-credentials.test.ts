@@ -17,6 +17,7 @@ function fixture() {
     cliToken: async () => null,
     membership: async () => null,
     organizationExists: async () => true,
+    liveWorkspace: async (_orgId: string, workspaceId: string | null) => workspaceId,
   };
   const put = (id: string, version: number | undefined, tokensValidAfter = 0) => {
     docs.set(id, { _id: id, email: `${id}@example.com`, name: id, tokensValidAfter, activeOrgId: null, activeWorkspaceId: null, ...(version === undefined ? {} : { version }) });

@@ -59,19 +59,19 @@ describe('user decider: email ownership', () => {
   });
 
   it('verifies with the newest token, once', () => {
-    spec.given(signedUp).when({ type: 'VerifyEmail', tokenHash: hash('a'), at: hourLater }).then([verified('a')]);
+    spec.given(signedUp).when({ type: 'VerifyEmail', tokenHash: hash('a'), passwordProven: true, at: hourLater }).then([verified('a')]);
     const state = spec.stateOf([...signedUp, verified('a')]);
     expect(state).to.include({ emailVerified: true, verifiedOnce: true, pendingVerification: null });
-    spec.given([...signedUp, verified('a')]).when({ type: 'VerifyEmail', tokenHash: hash('a'), at: hourLater }).thenThrows('INVALID_VERIFICATION_TOKEN', 'invalid');
+    spec.given([...signedUp, verified('a')]).when({ type: 'VerifyEmail', tokenHash: hash('a'), passwordProven: true, at: hourLater }).thenThrows('INVALID_VERIFICATION_TOKEN', 'invalid');
   });
 
   it('refuses a wrong, superseded or unknown-user token alike, and an expired one with its own code', () => {
-    spec.given(signedUp).when({ type: 'VerifyEmail', tokenHash: hash('b'), at: hourLater }).thenThrows('INVALID_VERIFICATION_TOKEN', 'invalid');
+    spec.given(signedUp).when({ type: 'VerifyEmail', tokenHash: hash('b'), passwordProven: true, at: hourLater }).thenThrows('INVALID_VERIFICATION_TOKEN', 'invalid');
     const resent = [...signedUp, requested('b', 'a@example.com', twoDaysLater, hourLater)];
-    spec.given(resent).when({ type: 'VerifyEmail', tokenHash: hash('a'), at: hourLater }).thenThrows('INVALID_VERIFICATION_TOKEN', 'invalid');
-    spec.given(resent).when({ type: 'VerifyEmail', tokenHash: hash('b'), at: hourLater }).then([verified('b')]);
-    spec.given([]).when({ type: 'VerifyEmail', tokenHash: hash('a'), at }).thenThrows('INVALID_VERIFICATION_TOKEN', 'invalid');
-    const err = spec.given(signedUp).when({ type: 'VerifyEmail', tokenHash: hash('a'), at: twoDaysLater }).thenThrows('VERIFICATION_TOKEN_EXPIRED', 'invalid');
+    spec.given(resent).when({ type: 'VerifyEmail', tokenHash: hash('a'), passwordProven: true, at: hourLater }).thenThrows('INVALID_VERIFICATION_TOKEN', 'invalid');
+    spec.given(resent).when({ type: 'VerifyEmail', tokenHash: hash('b'), passwordProven: true, at: hourLater }).then([verified('b')]);
+    spec.given([]).when({ type: 'VerifyEmail', tokenHash: hash('a'), passwordProven: true, at }).thenThrows('INVALID_VERIFICATION_TOKEN', 'invalid');
+    const err = spec.given(signedUp).when({ type: 'VerifyEmail', tokenHash: hash('a'), passwordProven: true, at: twoDaysLater }).thenThrows('VERIFICATION_TOKEN_EXPIRED', 'invalid');
     expect(err.details).to.deep.equal({ field: 'body.token' });
   });
 
@@ -95,7 +95,7 @@ describe('user decider: email ownership', () => {
     expect(unverifiedAccountExpired(state, '2030-01-01T00:00:00.000Z', 168)).to.equal(false);
     // A token for an address the account no longer has proves nothing.
     const changedUnverified = [...signedUp, { type: 'UserEmailChanged', data: { previousEmail: 'a@example.com', email: 'b@example.com', changedAt: at } } as UserEvent];
-    spec.given(changedUnverified).when({ type: 'VerifyEmail', tokenHash: hash('a'), at: hourLater }).thenThrows('INVALID_VERIFICATION_TOKEN', 'invalid');
+    spec.given(changedUnverified).when({ type: 'VerifyEmail', tokenHash: hash('a'), passwordProven: true, at: hourLater }).thenThrows('INVALID_VERIFICATION_TOKEN', 'invalid');
   });
 
   it('refuses to link a social identity to an account whose email is unverified', () => {
@@ -116,7 +116,7 @@ describe('user decider: email ownership', () => {
     // Recorded already (an interrupted takeover): nothing more to record.
     spec.given([...signedUp, ...expired]).when(expire()).then([]);
     // Its pending token dies with it, and it cannot ask for another.
-    spec.given([...signedUp, ...expired]).when({ type: 'VerifyEmail', tokenHash: hash('a'), at: weekLater }).thenThrows('INVALID_VERIFICATION_TOKEN', 'invalid');
+    spec.given([...signedUp, ...expired]).when({ type: 'VerifyEmail', tokenHash: hash('a'), passwordProven: true, at: weekLater }).thenThrows('INVALID_VERIFICATION_TOKEN', 'invalid');
     spec.given([...signedUp, ...expired]).when({ type: 'RequestEmailVerification', tokenHash: hash('b'), expiresAt: weekLater, at: weekLater }).thenThrows('USER_NOT_FOUND', 'not_found');
   });
 
@@ -126,5 +126,34 @@ describe('user decider: email ownership', () => {
     expect(unverifiedAccountExpired(account, weekLater, 168)).to.equal(true);
     expect(unverifiedAccountExpired({ ...account, verifiedOnce: true }, weekLater, 168)).to.equal(false);
     expect(unverifiedAccountExpired(account, hourLater, 1)).to.equal(true);
+  });
+});
+
+describe('user decider: pre-hijacking (issue 37)', () => {
+  const disown = (c: string, via: 'email_verification' | 'password_reset' = 'email_verification'): UserCommand => ({ type: 'DisownUnverifiedAccount', via, tokenHash: hash(c), at: hourLater });
+  const resetRequested: UserEvent = { type: 'PasswordResetRequested', data: { tokenHash: hash('r'), expiresAt: twoDaysLater, requestedAt: at } };
+
+  it('the link verifies an account with a password only with its password proven', () => {
+    spec.given(signedUp).when({ type: 'VerifyEmail', tokenHash: hash('a'), passwordProven: false, at: hourLater }).thenThrows('PASSWORD_REQUIRED', 'forbidden');
+    // The token is judged first: a bad one never learns that the account has a password.
+    spec.given(signedUp).when({ type: 'VerifyEmail', tokenHash: hash('b'), passwordProven: false, at: hourLater }).thenThrows('INVALID_VERIFICATION_TOKEN', 'invalid');
+  });
+
+  it('disowns a never-verified account with a valid link, once; never one that proved an address', () => {
+    const events = spec.given(signedUp).when(disown('a')).events();
+    expect(events.map((e) => e.type)).to.deep.equal(['UnverifiedAccountDisowned']);
+    expect(events[0].data).to.include({ email: 'a@example.com', via: 'email_verification' });
+    expect(spec.stateOf([...signedUp, ...events])).to.include({ expired: true, pendingVerification: null });
+    spec.given([...signedUp, ...events]).when(disown('a')).thenThrows('INVALID_VERIFICATION_TOKEN', 'invalid');
+    spec.given(signedUp).when(disown('b')).thenThrows('INVALID_VERIFICATION_TOKEN', 'invalid');
+    const changed: UserEvent = { type: 'UserEmailChanged', data: { previousEmail: 'a@example.com', email: 'b@example.com', changedAt: at } };
+    spec.given([...signedUp, verified('a'), changed, requested('c', 'b@example.com')]).when(disown('c')).thenThrows('START_OVER_NOT_ALLOWED', 'conflict');
+  });
+
+  it('a reset of a never-verified account is refused as such; the reset link disowns it instead', () => {
+    spec.given([...signedUp, resetRequested]).when({ type: 'ResetPassword', tokenHash: hash('r'), passwordHash: pw, at: hourLater }).thenThrows('START_OVER_REQUIRED', 'conflict');
+    const events = spec.given([...signedUp, resetRequested]).when(disown('r', 'password_reset')).events();
+    expect(events[0].data).to.include({ via: 'password_reset' });
+    spec.given([...signedUp, resetRequested]).when(disown('x', 'password_reset')).thenThrows('INVALID_RESET_TOKEN', 'invalid');
   });
 });
