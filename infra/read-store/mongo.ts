@@ -32,6 +32,8 @@ export interface MongoReadStoreOptions {
   /** How long the server may stay unknown, while a new client reaches it, before the client is replaced (mongo-watchdog.ts). */
   wedgedAfterMs?: number;
   watchdogEveryMs?: number;
+  /** An operation with no answer this long fails (and its connection is dropped); see SOCKET_TIMEOUT_MS. */
+  socketTimeoutMs?: number;
   log?: (message: string, detail: Record<string, unknown>) => void;
 }
 
@@ -249,6 +251,14 @@ class MongoCheckpoints implements CheckpointStore {
 }
 
 const MAX_POOL_SIZE = 32;
+/**
+ * The driver waits for an answer for ever by default. FerretDB 1.24, just restarted under load,
+ * left a few commands unanswered for good (faulted soak, issue 37): the projections that sent them
+ * stood still, `running`, until the end. With a socket timeout such a command fails, its
+ * connection is dropped, and the projection starts again from its checkpoint. Far above any
+ * command of ours: searches stop at 5 s (`maxTimeMS`), bulk writes go in chunks of 64.
+ */
+const SOCKET_TIMEOUT_MS = 60_000;
 
 export class MongoReadStore implements ReadStore {
   readonly adapter = 'mongodb';
@@ -283,7 +293,7 @@ export class MongoReadStore implements ReadStore {
     // per process unless the URL says otherwise: a MongoDB-wire server behind a connection pool of its
     // own (FerretDB on PostgreSQL) stalls when clients run more commands at once than that pool holds.
     const pool = /[?&]maxPoolSize=/i.test(url) ? {} : { maxPoolSize: MAX_POOL_SIZE };
-    const clientOptions: MongoClientOptions = { serverSelectionTimeoutMS: 5000, ...pool };
+    const clientOptions: MongoClientOptions = { serverSelectionTimeoutMS: 5000, socketTimeoutMS: options.socketTimeoutMs ?? SOCKET_TIMEOUT_MS, ...pool };
     const client = new MongoClient(url, clientOptions);
     try {
       await client.connect();
