@@ -75,7 +75,7 @@ export async function startTestService(
   const handlers = [...allConsumers(services, 'test-worker').filter((c) => !skipped.has(c.name)), ...(options.consumers ?? [])];
   const retrier = deadLetterRetrier({ eventStore: services.eventStore, logger: services.logger, now: services.now }, 'test-worker', handlers);
   for (const consumer of [...handlers, retrier]) consumers.push(await services.bus.start(consumer));
-  const presence = await announceTestWorker(services, config.WORKER_HEARTBEAT_MS, handlers.map((c) => c.name));
+  const presence = await announceTestWorker(services, handlers.map((c) => c.name));
   const server: Server = answerClientErrors(createServer(createApp(services, allRoutes).callback()));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
@@ -97,22 +97,19 @@ export async function startTestService(
 
 /**
  * The test service's worker presence, as a worker process keeps it (consumers/runs-recovery.ts):
- * it announces the consumers it runs, so a dead-letter retry finds a worker that takes it, and
- * beats while it lives. Its own id, so recovery tests never take it for a worker holding runs.
+ * it announces the consumers it runs, so a dead-letter retry finds a worker that takes it. It
+ * announces a beat interval of a day and never beats: a beat is an event, and tests that assert a
+ * refused request appended nothing compare the log's head before and after. Its own id, so
+ * recovery tests never take it for a worker holding runs.
  */
-async function announceTestWorker(services: Services, heartbeatMs: number, consumerNames: string[]): Promise<{ stop(): Promise<void> }> {
+const TEST_WORKER_BEAT_MS = 24 * 3_600_000;
+
+async function announceTestWorker(services: Services, consumerNames: string[]): Promise<{ stop(): Promise<void> }> {
   const workerId = `test-service:${process.pid}:${randomBytes(4).toString('hex')}`;
   const context = () => ({ actorId: null, orgId: null, workspaceId: null, correlationId: randomBytes(8).toString('hex'), causationId: null, requestId: null, now: services.now() });
-  await executeWorkerCommand(services.eventStore, context(), workerId, { type: 'StartWorker', workerId, host: 'test-service', pid: process.pid, role: 'all', heartbeatMs, consumers: consumerNames });
-  let beating: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(() => {
-    beating = beating.then(() => executeWorkerCommand(services.eventStore, context(), workerId, { type: 'RecordHeartbeat' }).catch(() => undefined));
-  }, heartbeatMs);
-  timer.unref();
+  await executeWorkerCommand(services.eventStore, context(), workerId, { type: 'StartWorker', workerId, host: 'test-service', pid: process.pid, role: 'all', heartbeatMs: TEST_WORKER_BEAT_MS, consumers: consumerNames });
   return {
     async stop() {
-      clearInterval(timer);
-      await beating;
       await executeWorkerCommand(services.eventStore, context(), workerId, { type: 'StopWorker' }).catch(() => undefined);
     },
   };
