@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   applicationDecider,
   applicationDedupeDecider,
@@ -79,7 +80,11 @@ export async function submitApplication(ports: CareersPorts, context: CommandCon
 
   const key = cvObjectKey(orgId, applicationId);
   try {
-    const stored = await ports.objects.put(key, input.cv.bytes, { contentType: 'application/pdf', maxBytes: CV_MAX_BYTES });
+    // Sealed under the application's own key before it leaves the process: the object store (and its
+    // backups or object versions) never holds the CV in clear, and deleting the key shreds it.
+    const sealedCv = await ports.vault.sealBytes(applicationId, input.cv.bytes, applicationId);
+    await ports.objects.put(key, sealedCv, { contentType: 'application/octet-stream', maxBytes: CV_MAX_BYTES + 1024 });
+    const sha256 = createHash('sha256').update(input.cv.bytes).digest('hex');
     const personal: ApplicantPersonalData = {
       name: input.name,
       email: input.email,
@@ -88,7 +93,7 @@ export async function submitApplication(ports: CareersPorts, context: CommandCon
       cvFilename: input.cv.filename,
     };
     const sealed = await ports.vault.seal(applicationId, JSON.stringify(personal));
-    const cv: CvFile = { key, size: stored.size, sha256: stored.sha256, contentType: 'application/pdf', pages: text.pageCount, textStatus };
+    const cv: CvFile = { key, size: input.cv.bytes.length, sha256, contentType: 'application/pdf', pages: text.pageCount, textStatus, sealed: 'pd1' };
     const result = await handleAtContextTime(ports.eventStore, context, applicationStreamId(applicationId), applicationDecider, {
       type: 'SubmitApplication',
       applicationId,

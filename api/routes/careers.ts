@@ -10,6 +10,7 @@ import { NotFoundError, ValidationError } from '../errors.js';
 import { parseMultipart } from '../multipart.js';
 import { defineRoute } from '../route.js';
 import { parsePart } from '../validation.js';
+import { cvDownloadUrl } from './careers-cv.js';
 import { pageQuery } from './pagination.js';
 
 const HOUR = 3600_000;
@@ -64,7 +65,7 @@ const receivedSchema = z.object({ success: z.literal(true), applicationId: z.str
 const portsOf = (services: Services): CareersPorts => ({ eventStore: services.eventStore, objects: services.objects, pdf: services.pdf, vault: services.personalData });
 
 async function present(services: Services, a: OpenedApplication) {
-  const url = await services.objects.signedUrl(a.cv.key, { expiresInSeconds: services.config.CAREERS_CV_URL_TTL_SECONDS, downloadName: a.cvFilename ?? 'cv.pdf' });
+  const url = cvDownloadUrl(services, a.orgId, a.id);
   return {
     id: a.id,
     vacancyId: a.vacancyId,

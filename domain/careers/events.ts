@@ -14,6 +14,12 @@ export const cvFileSchema = z.object({
   pages: z.number().int().nonnegative(),
   /** `no_text`: an image-only (scanned) CV, accepted without text. */
   textStatus: z.enum(['ok', 'no_text']),
+  /**
+   * `pd1`: the stored object is the CV sealed under the application's key (AES-256-GCM, the
+   * application id as AAD), so shredding the key shreds the file in every copy; `size` and `sha256`
+   * stay those of the PDF itself. Absent on CVs stored in clear before (still served as they are).
+   */
+  sealed: z.literal('pd1').optional(),
 });
 export type CvFile = z.infer<typeof cvFileSchema>;
 
