@@ -3232,7 +3232,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** delete an application: its personal fields are crypto-shredded in the log (its key is dropped), its CV file removed */
+        /** delete an application: its personal fields and its sealed CV are crypto-shredded (its key is dropped), the CV file removed; repeating it finishes a deletion interrupted halfway */
         delete: operations["deleteApplication"];
         options?: never;
         head?: never;
@@ -31535,6 +31535,7 @@ export interface operations {
                             vacancyId: string;
                             /** @enum {string} */
                             status: "received" | "screening" | "interview" | "offer" | "hired" | "rejected" | "withdrawn";
+                            deleting: boolean;
                             name: string | null;
                             email: string | null;
                             coverLetter: string | null;
@@ -31777,6 +31778,7 @@ export interface operations {
                             vacancyId: string;
                             /** @enum {string} */
                             status: "received" | "screening" | "interview" | "offer" | "hired" | "rejected" | "withdrawn";
+                            deleting: boolean;
                             name: string | null;
                             email: string | null;
                             coverLetter: string | null;
@@ -31843,7 +31845,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description INVALID_STATUS_TRANSITION (details: from, to, allowed). Allowed: received → screening|rejected|withdrawn; screening → interview|rejected|withdrawn; interview → offer|rejected|withdrawn; offer → hired|rejected|withdrawn; hired → (none); rejected → screening; withdrawn → (none) */
+            /** @description APPLICATION_BEING_DELETED (repeat the DELETE to finish it), or INVALID_STATUS_TRANSITION (details: from, to, allowed). Allowed: received → screening|rejected|withdrawn; screening → interview|rejected|withdrawn; interview → offer|rejected|withdrawn; offer → hired|rejected|withdrawn; hired → (none); rejected → screening; withdrawn → (none) */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -123,20 +123,24 @@ export function changeApplicationStatus(store: EventStore, context: CommandConte
 }
 
 /**
- * Deletes an application: records ApplicationDeleted, then drops its key (the sealed personal
- * fields in the log become unreadable for good), removes the CV file and frees the duplicate check.
+ * Deletes an application in two steps: records ApplicationDeletionStarted, drops its key (the sealed
+ * personal fields in the log and the sealed CV, in every copy, become unreadable for good), removes
+ * the CV file, frees the duplicate check, then records ApplicationDeleted. Every step is idempotent:
+ * a delete that failed halfway is finished by repeating it (the application stays listed with
+ * `deleting: true` meanwhile); repeating a finished one redoes nothing harmful.
  */
 export async function deleteApplication(ports: Pick<CareersPorts, 'eventStore' | 'objects' | 'vault'>, context: CommandContext, applicationId: string, reason: string | null) {
-  const result = await handleAtContextTime(ports.eventStore, context, applicationStreamId(applicationId), applicationDecider, {
+  const started = await handleAtContextTime(ports.eventStore, context, applicationStreamId(applicationId), applicationDecider, {
     type: 'DeleteApplication',
     orgId: context.orgId ?? '',
     reason,
     by: context.actorId ?? 'unknown',
   });
+  // The key first: once it is gone nothing personal can be read, even if a later step fails.
   await ports.vault.shred(applicationId);
-  if (result.state.cvKey) await ports.objects.delete(result.state.cvKey);
-  if (result.state.dedupeKey) {
-    await handleAtContextTime(ports.eventStore, context, applicationDedupeStreamId(result.state.dedupeKey), applicationDedupeDecider, { type: 'ReleaseApplication', applicationId });
+  if (started.state.cvKey) await ports.objects.delete(started.state.cvKey);
+  if (started.state.dedupeKey) {
+    await handleAtContextTime(ports.eventStore, context, applicationDedupeStreamId(started.state.dedupeKey), applicationDedupeDecider, { type: 'ReleaseApplication', applicationId });
   }
-  return result;
+  return handleAtContextTime(ports.eventStore, context, applicationStreamId(applicationId), applicationDecider, { type: 'FinishApplicationDeletion' });
 }

@@ -43,7 +43,6 @@ import { assistantRoutes } from './assistant.js';
 import { agentRoutes } from './agents.js';
 import { objectRoutes } from './objects.js';
 import { careerRoutes } from './careers.js';
-import { careerCvRoutes } from './careers-cv.js';
 import { extensionRoutes } from './extension.js';
 import { extensionAiRoutes } from './extension-ai.js';
 import { extensionChatRoutes } from './extension-chats.js';
@@ -96,7 +95,6 @@ export const allRoutes: RouteDef[] = [
   ...agentRoutes,
   ...objectRoutes,
   ...careerRoutes,
-  ...careerCvRoutes,
   ...extensionRoutes,
   ...extensionAiRoutes,
   ...extensionChatRoutes,

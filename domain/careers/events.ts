@@ -47,6 +47,13 @@ export const careerEventSchemas = {
     by: z.string(),
     at: z.string(),
   }),
+  /**
+   * A DELETE began: the key, the CV file and the duplicate claim are removed next, then
+   * ApplicationDeleted closes it. Until then the application is listed with `deleting: true`, and
+   * repeating the DELETE finishes the steps (each idempotent) after a crash halfway.
+   */
+  ApplicationDeletionStarted: z.object({ by: z.string(), reason: z.string().nullable(), at: z.string() }),
+  /** The deletion finished (key shredded, CV file removed, duplicate check freed): gone from the list. */
   ApplicationDeleted: z.object({ by: z.string(), reason: z.string().nullable(), at: z.string() }),
   // Stream `applicationdedupe-<dedupeKey>`: the first application of an email to a vacancy within the window.
   ApplicationDedupeClaimed: z.object({ applicationId: z.string(), at: z.string() }),

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { cvObjectKey } from '../../commands/careers.js';
 import { applicationStreamId } from '../../domain/careers/index.js';
+import { DomainError } from '../../domain/shared/decider.js';
 import { call } from '../support/http.js';
 import { registerUser } from '../support/identity.js';
 import { availableModes, startTestService, waitUntil, type TestService } from '../support/test-service.js';
@@ -48,6 +49,7 @@ for (const mode of availableModes()) {
       const cv = await makePdf(['Cv Owner', `Rare skill ${marker}`]);
       const id = await submit(cv);
       const item = await listed(id);
+      expect(item.deleting).to.equal(false);
 
       // What the object store holds (and what a backup or an older object version would keep).
       const stored = await svc.services.objects.get(cvObjectKey(orgId, id));
@@ -87,6 +89,46 @@ for (const mode of availableModes()) {
       expectError(await call(svc.baseUrl, 'GET', `${url.pathname.replace(/^\/api/, '')}${url.search}`), 404, 'APPLICATION_NOT_FOUND');
       // The other application is untouched.
       expect((await fetch(new URL((await listed(other)).cv.downloadUrl, svc.baseUrl))).status).to.equal(200);
+    });
+
+    it('finishes a delete interrupted halfway when it is repeated, listing the application as deleting meanwhile', async () => {
+      const cv = await makePdf(['Interrupted Applicant']);
+      const id = await submit(cv);
+      const downloadUrl = new URL((await listed(id)).cv.downloadUrl, svc.baseUrl);
+      const key = cvObjectKey(orgId, id);
+
+      // The process "crashes" after the key was dropped, while removing the file.
+      const objects = svc.services.objects;
+      const realDelete = objects.delete;
+      objects.delete = async () => {
+        throw new DomainError('OBJECT_STORE_UNAVAILABLE', 'object store unreachable (test)', 'unavailable');
+      };
+      let failed;
+      try {
+        failed = await call(svc.baseUrl, 'DELETE', `/careers/applications/${id}`, undefined, ownerAuth);
+      } finally {
+        objects.delete = realDelete;
+      }
+      expect(failed.status, failed.text).to.equal(503);
+      const stream = async () => (await svc.services.eventStore.readStream(applicationStreamId(id))).map((e) => e.type);
+      expect(await stream()).to.deep.equal(['ApplicationReceived', 'ApplicationDeletionStarted']);
+
+      // Still listed, marked deleting, nothing personal readable; no status change, no download.
+      const pending = await waitUntil('listed as deleting', async () => ((await list()).body.items as any[]).find((a) => a.id === id && a.deleting));
+      expect(pending).to.include({ deleting: true, name: null, email: null });
+      expect(await svc.services.objects.get(key)).to.not.equal(null);
+      expectError(await call(svc.baseUrl, 'PATCH', `/careers/applications/${id}/status`, { status: 'screening' }, ownerAuth), 409, 'APPLICATION_BEING_DELETED');
+      expectError(await call(svc.baseUrl, 'GET', `${downloadUrl.pathname.replace(/^\/api/, '')}${downloadUrl.search}`), 404, 'APPLICATION_NOT_FOUND');
+
+      // The DELETE repeated finishes it.
+      const retried = await call(svc.baseUrl, 'DELETE', `/careers/applications/${id}`, undefined, ownerAuth);
+      expect(retried.status, retried.text).to.equal(200);
+      expect(await stream()).to.deep.equal(['ApplicationReceived', 'ApplicationDeletionStarted', 'ApplicationDeleted']);
+      expect(await svc.services.objects.get(key)).to.equal(null);
+      await waitUntil('gone from the list', async () => !((await list()).body.items as any[]).some((a) => a.id === id));
+      // Once more: still deleted, nothing new in the log.
+      expect((await call(svc.baseUrl, 'DELETE', `/careers/applications/${id}`, undefined, ownerAuth)).status).to.equal(200);
+      expect(await stream()).to.have.length(3);
     });
   });
 }
