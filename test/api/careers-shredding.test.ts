@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { cvObjectKey } from '../../commands/careers.js';
 import { applicationStreamId } from '../../domain/careers/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
+import { TestClock } from '../support/clock.js';
 import { call } from '../support/http.js';
 import { registerUser } from '../support/identity.js';
 import { availableModes, startTestService, waitUntil, type TestService } from '../support/test-service.js';
@@ -18,6 +19,7 @@ import { createOrg, expectError } from './orgs-support.js';
 for (const mode of availableModes()) {
   describe(`Careers CVs and deletion (${mode})`, function () {
     this.timeout(180_000);
+    const clock = new TestClock();
     let svc: TestService;
     let orgId: string;
     let ownerAuth: Record<string, string>;
@@ -37,7 +39,7 @@ for (const mode of availableModes()) {
     };
 
     before(async () => {
-      svc = await startTestService(mode, { CAREERS_RATE_PER_IP_HOUR: '100', CAREERS_RATE_PER_EMAIL_DAY: '100', RATE_LIMIT_AUTH_PER_MINUTE: '1000', ...objectStoreEnv(mode) });
+      svc = await startTestService(mode, { CAREERS_RATE_PER_IP_HOUR: '100', CAREERS_RATE_PER_EMAIL_DAY: '100', RATE_LIMIT_AUTH_PER_MINUTE: '1000', ...objectStoreEnv(mode) }, { clock });
       const owner = await registerUser(svc.baseUrl);
       ({ org: { id: orgId } } = await createOrg(svc, owner));
       ownerAuth = bearer((await call(svc.baseUrl, 'POST', '/orgs/switch', { orgId }, owner.auth)).body.token);
@@ -129,6 +131,15 @@ for (const mode of availableModes()) {
       // Once more: still deleted, nothing new in the log.
       expect((await call(svc.baseUrl, 'DELETE', `/careers/applications/${id}`, undefined, ownerAuth)).status).to.equal(200);
       expect(await stream()).to.have.length(3);
+    });
+
+    // Last: it moves the service's clock past the URL's lifetime (CAREERS_CV_URL_TTL_SECONDS, 900 s).
+    it('refuses a CV URL past its expiry with 403 URL_EXPIRED', async () => {
+      const id = await submit(await makePdf(['Expiring']));
+      const url = new URL((await listed(id)).cv.downloadUrl, svc.baseUrl);
+      expect((await fetch(url)).status).to.equal(200);
+      clock.advance(901_000);
+      expectError(await call(svc.baseUrl, 'GET', `${url.pathname.replace(/^\/api/, '')}${url.search}`), 403, 'URL_EXPIRED');
     });
   });
 }
