@@ -7,6 +7,7 @@ import { metricsRoutes } from '../api/routes/metrics.js';
 import { allConsumers } from '../consumers/index.js';
 import { startRunRecovery, type RunRecovery } from '../consumers/runs-recovery.js';
 import { startRunRetention } from '../consumers/runs-retention.js';
+import { startObjectSweep } from './object-sweep.js';
 import { orgRunRetentions, runRetentionQueries } from '../projections/runs-retention.js';
 import { deadLetterRetrier } from '../consumers/operations-dead-letters.js';
 import { ConfigError, loadConfig, parseRole } from '../infra/config/index.js';
@@ -32,6 +33,7 @@ async function main() {
   const consumers: RunningConsumer[] = [];
   let recovery: RunRecovery | undefined;
   let retention: { stop(): Promise<void> } | undefined;
+  let objectSweep: { stop(): Promise<void> } | undefined;
   if (runsWorkers) {
     services.bus.startRelay?.();
     const workerId = `${role}:${process.pid}`;
@@ -54,6 +56,10 @@ async function main() {
         defaults: { keepDays: config.RUN_HISTORY_KEEP_DAYS, keepLast: config.RUN_HISTORY_KEEP_LAST },
       },
       config.RUN_HISTORY_SWEEP_MS,
+    );
+    objectSweep = startObjectSweep(
+      { eventStore: services.eventStore, objects: services.objects, logger: services.logger, now: services.now, graceMs: config.OBJECT_ORPHAN_GRACE_MS },
+      config.OBJECT_SWEEP_INTERVAL_MS,
     );
   }
 
@@ -86,6 +92,7 @@ async function main() {
     });
     await recovery?.stop();
     await retention?.stop();
+    await objectSweep?.stop();
     for (const consumer of consumers) await consumer.stop();
     await closeServices(services);
     logger.info('stopped');

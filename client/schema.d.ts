@@ -3232,8 +3232,25 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** delete an application: its personal fields are crypto-shredded in the log (its key is dropped), its CV file removed */
+        /** delete an application: its personal fields and its sealed CV are crypto-shredded (its key is dropped), the CV file removed; repeating it finishes a deletion interrupted halfway */
         delete: operations["deleteApplication"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/careers/applications/{applicationId}/cv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** download an application's CV through the signed, expiring URL of the list (opened with the application's key) */
+        get: operations["downloadApplicationCv"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -31583,6 +31600,7 @@ export interface operations {
                             vacancyId: string;
                             /** @enum {string} */
                             status: "received" | "screening" | "interview" | "offer" | "hired" | "rejected" | "withdrawn";
+                            deleting: boolean;
                             name: string | null;
                             email: string | null;
                             coverLetter: string | null;
@@ -31825,6 +31843,7 @@ export interface operations {
                             vacancyId: string;
                             /** @enum {string} */
                             status: "received" | "screening" | "interview" | "offer" | "hired" | "rejected" | "withdrawn";
+                            deleting: boolean;
                             name: string | null;
                             email: string | null;
                             coverLetter: string | null;
@@ -31891,7 +31910,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description INVALID_STATUS_TRANSITION (details: from, to, allowed). Allowed: received → screening|rejected|withdrawn; screening → interview|rejected|withdrawn; interview → offer|rejected|withdrawn; offer → hired|rejected|withdrawn; hired → (none); rejected → screening; withdrawn → (none) */
+            /** @description APPLICATION_BEING_DELETED (repeat the DELETE to finish it), or INVALID_STATUS_TRANSITION (details: from, to, allowed). Allowed: received → screening|rejected|withdrawn; screening → interview|rejected|withdrawn; interview → offer|rejected|withdrawn; offer → hired|rejected|withdrawn; hired → (none); rejected → screening; withdrawn → (none) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -31992,6 +32011,74 @@ export interface operations {
                 };
             };
             /** @description APPLICATION_NOT_FOUND (missing or another organization's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    downloadApplicationCv: {
+        parameters: {
+            query: {
+                /** @description the sealed token of `cv.downloadUrl` */
+                token: string;
+            };
+            header?: never;
+            path: {
+                applicationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the CV (application/pdf) as an attachment */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description URL_EXPIRED (ask for a new URL) or URL_INVALID (not a token of this application) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APPLICATION_NOT_FOUND: deleted (or being deleted: its key is gone) or never there */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   applicationDecider,
   applicationDedupeDecider,
@@ -79,7 +80,11 @@ export async function submitApplication(ports: CareersPorts, context: CommandCon
 
   const key = cvObjectKey(orgId, applicationId);
   try {
-    const stored = await ports.objects.put(key, input.cv.bytes, { contentType: 'application/pdf', maxBytes: CV_MAX_BYTES });
+    // Sealed under the application's own key before it leaves the process: the object store (and its
+    // backups or object versions) never holds the CV in clear, and deleting the key shreds it.
+    const sealedCv = await ports.vault.sealBytes(applicationId, input.cv.bytes, applicationId);
+    await ports.objects.put(key, sealedCv, { contentType: 'application/octet-stream', maxBytes: CV_MAX_BYTES + 1024 });
+    const sha256 = createHash('sha256').update(input.cv.bytes).digest('hex');
     const personal: ApplicantPersonalData = {
       name: input.name,
       email: input.email,
@@ -88,7 +93,7 @@ export async function submitApplication(ports: CareersPorts, context: CommandCon
       cvFilename: input.cv.filename,
     };
     const sealed = await ports.vault.seal(applicationId, JSON.stringify(personal));
-    const cv: CvFile = { key, size: stored.size, sha256: stored.sha256, contentType: 'application/pdf', pages: text.pageCount, textStatus };
+    const cv: CvFile = { key, size: input.cv.bytes.length, sha256, contentType: 'application/pdf', pages: text.pageCount, textStatus, sealed: 'pd1' };
     const result = await handleAtContextTime(ports.eventStore, context, applicationStreamId(applicationId), applicationDecider, {
       type: 'SubmitApplication',
       applicationId,
@@ -118,20 +123,24 @@ export function changeApplicationStatus(store: EventStore, context: CommandConte
 }
 
 /**
- * Deletes an application: records ApplicationDeleted, then drops its key (the sealed personal
- * fields in the log become unreadable for good), removes the CV file and frees the duplicate check.
+ * Deletes an application in two steps: records ApplicationDeletionStarted, drops its key (the sealed
+ * personal fields in the log and the sealed CV, in every copy, become unreadable for good), removes
+ * the CV file, frees the duplicate check, then records ApplicationDeleted. Every step is idempotent:
+ * a delete that failed halfway is finished by repeating it (the application stays listed with
+ * `deleting: true` meanwhile); repeating a finished one redoes nothing harmful.
  */
 export async function deleteApplication(ports: Pick<CareersPorts, 'eventStore' | 'objects' | 'vault'>, context: CommandContext, applicationId: string, reason: string | null) {
-  const result = await handleAtContextTime(ports.eventStore, context, applicationStreamId(applicationId), applicationDecider, {
+  const started = await handleAtContextTime(ports.eventStore, context, applicationStreamId(applicationId), applicationDecider, {
     type: 'DeleteApplication',
     orgId: context.orgId ?? '',
     reason,
     by: context.actorId ?? 'unknown',
   });
+  // The key first: once it is gone nothing personal can be read, even if a later step fails.
   await ports.vault.shred(applicationId);
-  if (result.state.cvKey) await ports.objects.delete(result.state.cvKey);
-  if (result.state.dedupeKey) {
-    await handleAtContextTime(ports.eventStore, context, applicationDedupeStreamId(result.state.dedupeKey), applicationDedupeDecider, { type: 'ReleaseApplication', applicationId });
+  if (started.state.cvKey) await ports.objects.delete(started.state.cvKey);
+  if (started.state.dedupeKey) {
+    await handleAtContextTime(ports.eventStore, context, applicationDedupeStreamId(started.state.dedupeKey), applicationDedupeDecider, { type: 'ReleaseApplication', applicationId });
   }
-  return result;
+  return handleAtContextTime(ports.eventStore, context, applicationStreamId(applicationId), applicationDecider, { type: 'FinishApplicationDeletion' });
 }

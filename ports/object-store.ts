@@ -22,11 +22,25 @@ export interface PutObjectOptions {
   maxBytes?: number;
 }
 
+/** One object as `list` gives it. */
+export interface ListedObject {
+  key: string;
+  size: number;
+  /** When it was last written (ISO 8601): the orphan sweep's grace period counts from it. */
+  lastModified: string;
+}
+
 export interface ObjectStore {
   /** Streams `body` to `key` (replacing it); rejects with DomainError `FILE_TOO_LARGE` (too_large) past `maxBytes`. */
   put(key: string, body: AsyncIterable<Uint8Array> | Uint8Array, options: PutObjectOptions): Promise<StoredObject>;
   /** The bytes, or null when there is no such key. */
   get(key: string): Promise<Uint8Array | null>;
+  /**
+   * Every object whose key starts with `prefix` (a string prefix, e.g. `careers/`), in no promised
+   * order, page by page as the store gives them; what is written during the listing may or may not
+   * appear. For the orphan sweep (app/object-sweep.ts).
+   */
+  list(prefix: string): AsyncIterable<ListedObject>;
   /** Idempotent: deleting a missing key is not an error. */
   delete(key: string): Promise<void>;
   /** A URL anyone holding it can GET until `expiresAt`; after that it answers 403 `URL_EXPIRED`. */

@@ -11,6 +11,14 @@ export interface PersonalDataVault {
   seal(subjectId: string, plaintext: string): Promise<string>;
   /** The plaintext, or null when the subject's key was shredded (or never existed). */
   open(subjectId: string, sealed: string): Promise<string | null>;
+  /**
+   * Files of the subject (a careers CV): AES-256-GCM under the same key, bound to `aad` (the
+   * application id), so shredding the key shreds every stored copy of the file too (backups,
+   * versioned buckets). Fails like `seal` once the subject was shredded.
+   */
+  sealBytes(subjectId: string, plaintext: Uint8Array, aad: string): Promise<Uint8Array>;
+  /** The file's bytes, or null when the key was shredded; throws when the bytes are not a sealed file or were altered. */
+  openBytes(subjectId: string, sealed: Uint8Array, aad: string): Promise<Uint8Array | null>;
   /** Drops the subject's key for good; idempotent. */
   shred(subjectId: string): Promise<void>;
   /**

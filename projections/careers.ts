@@ -17,6 +17,8 @@ export interface ApplicationView extends Doc {
   orgId: string;
   vacancyId: string;
   status: ApplicationStatus;
+  /** Set by ApplicationDeletionStarted: still listed until ApplicationDeleted (absent on older rows: false). */
+  deleting?: boolean;
   personal: string;
   cv: CvFile;
   history: StatusChange[];
@@ -51,6 +53,9 @@ export const careersProjector: Projector = {
           { $set: { status: event.data.to, updatedAt: event.data.at, version: recorded.revision }, $push: { history: event.data } },
         );
         return;
+      case 'ApplicationDeletionStarted':
+        await applications.updateOne({ _id: id, version: { $lt: recorded.revision } }, { $set: { deleting: true, updatedAt: event.data.at, version: recorded.revision } });
+        return;
       case 'ApplicationDeleted':
         await applications.deleteOne({ _id: id });
         return;
@@ -63,6 +68,8 @@ export interface OpenedApplication {
   orgId: string;
   vacancyId: string;
   status: ApplicationStatus;
+  /** A deletion began and has not finished (repeating the DELETE finishes it). */
+  deleting: boolean;
   /** Null once the application's key was shredded (deleted while this page was read). */
   name: string | null;
   email: string | null;
@@ -84,6 +91,7 @@ async function openView(vault: PersonalDataVault, view: ApplicationView): Promis
     orgId: view.orgId,
     vacancyId: view.vacancyId,
     status: view.status,
+    deleting: view.deleting === true,
     name: p?.name ?? null,
     email: p?.email ?? null,
     coverLetter: p?.coverLetter ?? null,

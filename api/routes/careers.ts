@@ -12,6 +12,44 @@ import { defineRoute } from '../route.js';
 import { parsePart } from '../validation.js';
 import { pageQuery } from './pagination.js';
 
+/**
+ * CV downloads. Stored CVs are sealed under their application's key (commands/careers.ts), so the
+ * object store's own signed URLs would hand out ciphertext: the list gives instead a URL of this
+ * service carrying a sealed, expiring token (AES-256-GCM under ENCRYPTION_KEY, like other sealed
+ * values), and this route opens the file with the application's key while it still exists.
+ */
+
+interface CvToken {
+  /** Purpose tag: another value sealed under the same key can never pass as a download token. */
+  t: 'careers-cv';
+  a: string;
+  o: string;
+  /** Expiry, seconds since the epoch. */
+  e: number;
+}
+
+export function cvDownloadUrl(services: Services, orgId: string, applicationId: string): { url: string; expiresAt: string } {
+  const expires = Math.floor(services.now().getTime() / 1000) + services.config.CAREERS_CV_URL_TTL_SECONDS;
+  const token: CvToken = { t: 'careers-cv', a: applicationId, o: orgId, e: expires };
+  const base = (services.config.PUBLIC_URL ?? '').replace(/\/+$/, '');
+  const query = new URLSearchParams({ token: services.sealedBox.seal(JSON.stringify(token)) });
+  return { url: `${base}/api/careers/applications/${encodeURIComponent(applicationId)}/cv?${query}`, expiresAt: new Date(expires * 1000).toISOString() };
+}
+
+function openToken(services: Services, sealed: string, applicationId: string): CvToken {
+  let token: CvToken;
+  try {
+    token = JSON.parse(services.sealedBox.open(sealed)) as CvToken;
+  } catch {
+    throw new DomainError('URL_INVALID', 'the download URL is not valid', 'forbidden');
+  }
+  if (token?.t !== 'careers-cv' || token.a !== applicationId || typeof token.o !== 'string' || typeof token.e !== 'number') {
+    throw new DomainError('URL_INVALID', 'the download URL is not valid', 'forbidden');
+  }
+  if (token.e * 1000 <= services.now().getTime()) throw new DomainError('URL_EXPIRED', 'the download URL has expired; ask for a new one', 'forbidden');
+  return token;
+}
+
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
 const idPattern = /^[A-Za-z0-9_-]{1,100}$/;
@@ -39,6 +77,8 @@ const applicationSchema = z.object({
   id: z.string(),
   vacancyId: z.string(),
   status: applicationStatusSchema,
+  /** True while a deletion is under way (its personal fields are already null); repeating the DELETE finishes it. */
+  deleting: z.boolean(),
   name: z.string().nullable(),
   email: z.string().nullable(),
   coverLetter: z.string().nullable(),
@@ -64,11 +104,12 @@ const receivedSchema = z.object({ success: z.literal(true), applicationId: z.str
 const portsOf = (services: Services): CareersPorts => ({ eventStore: services.eventStore, objects: services.objects, pdf: services.pdf, vault: services.personalData });
 
 async function present(services: Services, a: OpenedApplication) {
-  const url = await services.objects.signedUrl(a.cv.key, { expiresInSeconds: services.config.CAREERS_CV_URL_TTL_SECONDS, downloadName: a.cvFilename ?? 'cv.pdf' });
+  const url = cvDownloadUrl(services, a.orgId, a.id);
   return {
     id: a.id,
     vacancyId: a.vacancyId,
     status: a.status,
+    deleting: a.deleting,
     name: a.name,
     email: a.email,
     coverLetter: a.coverLetter,
@@ -176,7 +217,7 @@ export const careerRoutes = [
     responses: {
       200: { description: 'the application after the change', schema: z.object({ success: z.literal(true), application: applicationSchema }) },
       404: { description: "APPLICATION_NOT_FOUND (missing, deleted or another organization's)" },
-      409: { description: `INVALID_STATUS_TRANSITION (details: from, to, allowed). Allowed: ${Object.entries(ALLOWED_TRANSITIONS).map(([from, to]) => `${from} → ${to.join('|') || '(none)'}`).join('; ')}` },
+      409: { description: `APPLICATION_BEING_DELETED (repeat the DELETE to finish it), or INVALID_STATUS_TRANSITION (details: from, to, allowed). Allowed: ${Object.entries(ALLOWED_TRANSITIONS).map(([from, to]) => `${from} → ${to.join('|') || '(none)'}`).join('; ')}` },
     },
     async handler({ params, body, principal, services, command, settle }) {
       const orgId = activeOrg(principal?.orgId);
@@ -191,7 +232,7 @@ export const careerRoutes = [
     method: 'DELETE',
     path: '/careers/applications/{applicationId}',
     operationId: 'deleteApplication',
-    summary: "delete an application: its personal fields are crypto-shredded in the log (its key is dropped), its CV file removed",
+    summary: "delete an application: its personal fields and its sealed CV are crypto-shredded (its key is dropped), the CV file removed; repeating it finishes a deletion interrupted halfway",
     tag: 'Careers',
     auth: 'bearer',
     permission: 'manage_members',
@@ -205,6 +246,43 @@ export const careerRoutes = [
       const result = await deleteApplication(portsOf(services), command, params.applicationId, null);
       await settle(result.position, applicationStreamId(params.applicationId));
       return { status: 200, body: { success: true, applicationId: params.applicationId, deleted: true } };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/careers/applications/{applicationId}/cv',
+    operationId: 'downloadApplicationCv',
+    summary: "download an application's CV through the signed, expiring URL of the list (opened with the application's key)",
+    tag: 'Careers',
+    auth: 'none',
+    params: z.strictObject({ applicationId: z.string().regex(/^[A-Za-z0-9-]{1,64}$/) }),
+    query: z.strictObject({ token: z.string().regex(/^[A-Za-z0-9_.-]{1,2000}$/).meta({ description: 'the sealed token of `cv.downloadUrl`' }) }),
+    responses: {
+      200: { description: 'the CV (application/pdf) as an attachment' },
+      403: { description: 'URL_EXPIRED (ask for a new URL) or URL_INVALID (not a token of this application)' },
+      404: { description: 'APPLICATION_NOT_FOUND: deleted (or being deleted: its key is gone) or never there' },
+    },
+    async handler({ params, query, services }) {
+      const token = openToken(services, query.token, params.applicationId);
+      const application = await getApplication(services.readStore, services.personalData, token.o, params.applicationId);
+      if (!application || application.deleting) throw new NotFoundError('application', 'APPLICATION_NOT_FOUND');
+      const stored = await services.objects.get(application.cv.key);
+      if (!stored) throw new NotFoundError('application', 'APPLICATION_NOT_FOUND');
+      // Legacy CVs (stored in clear before CVs were sealed) are served as they are.
+      const body = application.cv.sealed ? await services.personalData.openBytes(params.applicationId, stored, params.applicationId) : stored;
+      if (!body) throw new NotFoundError('application', 'APPLICATION_NOT_FOUND');
+      const name = (application.cvFilename ?? 'cv.pdf').replace(/[^\x20-\x7e]|["\\/]/g, '_').slice(0, 120) || 'cv.pdf';
+      return {
+        status: 200,
+        body: Buffer.from(body),
+        headers: {
+          'Content-Type': 'application/pdf',
+          'Content-Disposition': `attachment; filename="${name}"`,
+          'X-Content-Type-Options': 'nosniff',
+          'Content-Security-Policy': "default-src 'none'; sandbox",
+          'Cache-Control': 'private, no-store',
+        },
+      };
     },
   }),
 ];

@@ -21,12 +21,17 @@ export type ApplicationCommand =
   | { type: 'SubmitApplication'; applicationId: string; orgId: string; vacancyId: string; personal: string; cv: CvFile; dedupeKey: string; at: string }
   /** `orgId`: the caller's organization; another's application is not found. */
   | { type: 'ChangeApplicationStatus'; orgId: string; to: ApplicationStatus; note: string | null; by: string; at: string }
-  | { type: 'DeleteApplication'; orgId: string; reason: string | null; by: string; at: string };
+  | { type: 'DeleteApplication'; orgId: string; reason: string | null; by: string; at: string }
+  /** After the key, the file and the duplicate claim were removed: closes a deletion begun by DeleteApplication. */
+  | { type: 'FinishApplicationDeletion'; at: string };
 
 const notFound = () => new DomainError('APPLICATION_NOT_FOUND', 'application not found', 'not_found');
 
 function visible(state: ApplicationState, orgId: string) {
   if (!state.exists || state.deleted || state.orgId !== orgId) throw notFound();
+  if (state.deleting) {
+    throw new DomainError('APPLICATION_BEING_DELETED', 'this application is being deleted; repeat the DELETE to finish it', 'conflict');
+  }
 }
 
 export const decideApplication = decideByType<ApplicationCommand, ApplicationState, CareerEvent>({
@@ -50,10 +55,15 @@ export const decideApplication = decideByType<ApplicationCommand, ApplicationSta
     return [{ type: 'ApplicationStatusChanged', data: { from, to: c.to, note: c.note, by: c.by, at: c.at } }];
   },
   DeleteApplication: (c, state) => {
-    // Deleting again is a no-op, so a retry after a failure between the event and the shredding finishes the job.
-    if (state.deleted && state.orgId === c.orgId) return [];
+    // Deleting again appends nothing: the caller repeats the (idempotent) removal steps, so a retry
+    // after a crash halfway finishes the job.
+    if ((state.deleted || state.deleting) && state.exists && state.orgId === c.orgId) return [];
     visible(state, c.orgId);
-    return [{ type: 'ApplicationDeleted', data: { by: c.by, reason: c.reason, at: c.at } }];
+    return [{ type: 'ApplicationDeletionStarted', data: { by: c.by, reason: c.reason, at: c.at } }];
+  },
+  FinishApplicationDeletion: (c, state) => {
+    if (!state.deleting) return [];
+    return [{ type: 'ApplicationDeleted', data: { by: state.deleting.by, reason: state.deleting.reason, at: c.at } }];
   },
 });
 

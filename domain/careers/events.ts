@@ -14,6 +14,12 @@ export const cvFileSchema = z.object({
   pages: z.number().int().nonnegative(),
   /** `no_text`: an image-only (scanned) CV, accepted without text. */
   textStatus: z.enum(['ok', 'no_text']),
+  /**
+   * `pd1`: the stored object is the CV sealed under the application's key (AES-256-GCM, the
+   * application id as AAD), so shredding the key shreds the file in every copy; `size` and `sha256`
+   * stay those of the PDF itself. Absent on CVs stored in clear before (still served as they are).
+   */
+  sealed: z.literal('pd1').optional(),
 });
 export type CvFile = z.infer<typeof cvFileSchema>;
 
@@ -41,6 +47,13 @@ export const careerEventSchemas = {
     by: z.string(),
     at: z.string(),
   }),
+  /**
+   * A DELETE began: the key, the CV file and the duplicate claim are removed next, then
+   * ApplicationDeleted closes it. Until then the application is listed with `deleting: true`, and
+   * repeating the DELETE finishes the steps (each idempotent) after a crash halfway.
+   */
+  ApplicationDeletionStarted: z.object({ by: z.string(), reason: z.string().nullable(), at: z.string() }),
+  /** The deletion finished (key shredded, CV file removed, duplicate check freed): gone from the list. */
   ApplicationDeleted: z.object({ by: z.string(), reason: z.string().nullable(), at: z.string() }),
   // Stream `applicationdedupe-<dedupeKey>`: the first application of an email to a vacancy within the window.
   ApplicationDedupeClaimed: z.object({ applicationId: z.string(), at: z.string() }),

@@ -21,4 +21,8 @@ export const objectsConfigShape = {
   S3_FORCE_PATH_STYLE: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
   /** Key prefix inside the bucket, so several deployments can share one bucket. */
   S3_PREFIX: z.string().regex(/^([A-Za-z0-9._-]+\/)*$/, 'must be empty or end with /').default(''),
+  /** How often worker processes sweep the store for files no event names (app/object-sweep.ts); first at start; 0: never. */
+  OBJECT_SWEEP_INTERVAL_MS: z.coerce.number().int().min(0).default(3_600_000),
+  /** A file no event names is removed only once older than this (an upload whose event is on its way is left alone). */
+  OBJECT_ORPHAN_GRACE_MS: z.coerce.number().int().min(60_000).default(3_600_000),
 } satisfies Record<string, z.ZodType>;

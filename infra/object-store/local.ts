@@ -1,9 +1,9 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { DomainError } from '../../domain/shared/decider.js';
-import type { ObjectStore, PutObjectOptions, SignedQuery, StoredObject } from '../../ports/object-store.js';
+import type { ListedObject, ObjectStore, PutObjectOptions, SignedQuery, StoredObject } from '../../ports/object-store.js';
 import { assertObjectKey } from './keys.js';
 import { MeteredBody } from './metered-body.js';
 
@@ -84,6 +84,32 @@ export class LocalObjectStore implements ObjectStore {
   async delete(key: string): Promise<void> {
     await rm(this.pathOf('data', key), { force: true });
     await rm(this.pathOf('meta', key), { force: true });
+  }
+
+  async *list(prefix: string): AsyncIterable<ListedObject> {
+    const base = join(this.root, 'data');
+    // Start at the deepest directory the prefix names whole, then filter by the full prefix.
+    const dir = prefix.includes('/') ? prefix.slice(0, prefix.lastIndexOf('/')) : '';
+    if (dir && dir.split('/').some((s) => s === '..' || s === '.' || s === '')) return;
+    const walk = async function* (relative: string): AsyncGenerator<ListedObject> {
+      let entries;
+      try {
+        entries = await readdir(join(base, relative), { withFileTypes: true });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+        throw err;
+      }
+      for (const entry of entries) {
+        const key = relative ? `${relative}/${entry.name}` : entry.name;
+        if (entry.isDirectory()) {
+          if (prefix.startsWith(`${key}/`) || key.startsWith(prefix) || `${key}/`.startsWith(prefix)) yield* walk(key);
+        } else if (entry.isFile() && key.startsWith(prefix)) {
+          const info = await stat(join(base, key)).catch(() => null);
+          if (info) yield { key, size: info.size, lastModified: info.mtime.toISOString() };
+        }
+      }
+    };
+    yield* walk(dir);
   }
 
   async signedUrl(key: string, options: { expiresInSeconds: number; downloadName?: string }) {

@@ -4,12 +4,13 @@ import {
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
+  ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import type { ObjectStore, PutObjectOptions, StoredObject } from '../../ports/object-store.js';
+import type { ListedObject, ObjectStore, PutObjectOptions, StoredObject } from '../../ports/object-store.js';
 import { assertObjectKey } from './keys.js';
 import { MeteredBody } from './metered-body.js';
 import { safeDownloadName } from './local.js';
@@ -117,6 +118,19 @@ export class S3ObjectStore implements ObjectStore {
     } catch (err) {
       if (!isMissing(err)) throw err;
     }
+  }
+
+  async *list(prefix: string): AsyncIterable<ListedObject> {
+    const own = this.options.prefix;
+    let ContinuationToken: string | undefined;
+    do {
+      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.options.bucket, Prefix: `${own}${prefix}`, ContinuationToken }));
+      for (const o of page.Contents ?? []) {
+        if (!o.Key?.startsWith(own)) continue;
+        yield { key: o.Key.slice(own.length), size: o.Size ?? 0, lastModified: (o.LastModified ?? new Date(0)).toISOString() };
+      }
+      ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (ContinuationToken);
   }
 
   async signedUrl(key: string, options: { expiresInSeconds: number; downloadName?: string }) {

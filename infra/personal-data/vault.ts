@@ -59,6 +59,14 @@ export class DocumentKeyTable implements KeyTable {
   }
 }
 
+/** A sealed file: this header, 12 bytes of IV, 16 of GCM tag, then the ciphertext. */
+const SEALED_FILE_MAGIC = Buffer.from('PDSEAL1\n', 'latin1');
+
+/** Whether `bytes` is a file sealed by `sealBytes` (a legacy CV stored in clear starts with `%PDF-`). */
+export function isSealedFile(bytes: Uint8Array): boolean {
+  return bytes.length >= SEALED_FILE_MAGIC.length + 28 && Buffer.from(bytes.buffer, bytes.byteOffset, SEALED_FILE_MAGIC.length).equals(SEALED_FILE_MAGIC);
+}
+
 /**
  * AES-256-GCM under a random 32-byte key per subject; the key is stored sealed with the service's
  * SecretSealer (ENCRYPTION_KEY), so the key table alone reveals nothing either.
@@ -94,6 +102,28 @@ export class KeyTableVault implements PersonalDataVault {
     const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
     return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
+  }
+
+  async sealBytes(subjectId: string, plaintext: Uint8Array, aad: string): Promise<Uint8Array> {
+    const key = await this.keyFor(subjectId, true);
+    if (!key) throw new DomainError('PERSONAL_DATA_SHREDDED', 'this subject was erased', 'gone');
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', key, iv);
+    cipher.setAAD(Buffer.from(aad, 'utf8'));
+    const data = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+    return Buffer.concat([SEALED_FILE_MAGIC, iv, cipher.getAuthTag(), data]);
+  }
+
+  async openBytes(subjectId: string, sealed: Uint8Array, aad: string): Promise<Uint8Array | null> {
+    const bytes = Buffer.from(sealed.buffer, sealed.byteOffset, sealed.byteLength);
+    if (!isSealedFile(bytes)) throw new Error('not a sealed personal file');
+    const key = await this.keyFor(subjectId, false);
+    if (!key) return null;
+    const m = SEALED_FILE_MAGIC.length;
+    const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(m, m + 12));
+    decipher.setAAD(Buffer.from(aad, 'utf8'));
+    decipher.setAuthTag(bytes.subarray(m + 12, m + 28));
+    return Buffer.concat([decipher.update(bytes.subarray(m + 28)), decipher.final()]);
   }
 
   async shred(subjectId: string): Promise<void> {

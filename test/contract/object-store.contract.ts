@@ -79,6 +79,35 @@ export function objectStoreContract(name: string, open: () => Promise<ObjectStor
       expect(Buffer.from((await f.store.get(`${prefix}/kept`))!).toString()).to.equal('kept');
     });
 
+    it('lists the objects under a prefix, paging through them, with size and time of writing', async () => {
+      const base = `${prefix}-list`;
+      const before = Date.now() - 5 * 60_000;
+      const keys = [`${base}/a/one`, `${base}/a/two`, `${base}/b/deep/three`, `${base}x/not-mine`];
+      for (const [i, key] of keys.entries()) await f.store.put(key, Buffer.alloc(i + 1, 1), { contentType: 'text/plain' });
+      const listed = async (p: string) => {
+        const out = [];
+        for await (const o of f.store.list(p)) out.push(o);
+        return out.sort((x, y) => x.key.localeCompare(y.key));
+      };
+      const all = await listed(`${base}/`);
+      expect(all.map((o) => [o.key, o.size])).to.deep.equal([
+        [`${base}/a/one`, 1],
+        [`${base}/a/two`, 2],
+        [`${base}/b/deep/three`, 3],
+      ]);
+      for (const o of all) expect(Date.parse(o.lastModified)).to.be.within(before, Date.now() + 5 * 60_000);
+      // A prefix is a string prefix, not only a folder.
+      expect((await listed(`${base}/a/t`)).map((o) => o.key)).to.deep.equal([`${base}/a/two`]);
+      expect((await listed(`${base}`)).map((o) => o.key)).to.include(`${base}x/not-mine`);
+      expect(await listed(`${base}/nothing-here/`)).to.deep.equal([]);
+      await f.store.delete(`${base}/a/one`);
+      expect((await listed(`${base}/`)).map((o) => o.key)).to.not.include(`${base}/a/one`);
+      // Past one page of the S3 API (1000 keys) the listing goes on.
+      const many = Array.from({ length: 1005 }, (_, i) => `${base}-many/k${String(i).padStart(4, '0')}`);
+      for (let i = 0; i < many.length; i += 50) await Promise.all(many.slice(i, i + 50).map((k) => f.store.put(k, Buffer.from('x'), { contentType: 'text/plain' })));
+      expect((await listed(`${base}-many/`)).map((o) => o.key)).to.deep.equal(many);
+    });
+
     it('answers null for a missing key; delete is idempotent', async () => {
       expect(await f.store.get(`${prefix}/never`)).to.equal(null);
       await f.store.delete(`${prefix}/never`);

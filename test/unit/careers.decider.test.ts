@@ -37,10 +37,24 @@ describe('careers: application decider', () => {
   it("hides another organization's application and a deleted one", () => {
     spec.given([received]).when({ type: 'ChangeApplicationStatus', orgId: 'o2', to: 'screening', note: null, by: 'u2', at }).thenThrows('APPLICATION_NOT_FOUND');
     spec.given([received]).when({ type: 'DeleteApplication', orgId: 'o2', reason: null, by: 'u2', at }).thenThrows('APPLICATION_NOT_FOUND');
-    const deleted: CareerEvent = { type: 'ApplicationDeleted', data: { by: 'u1', reason: null, at } };
-    spec.given([received]).when({ type: 'DeleteApplication', orgId: 'o1', reason: null, by: 'u1', at }).then([deleted]);
-    spec.given([received, deleted]).when({ type: 'DeleteApplication', orgId: 'o1', reason: null, by: 'u1', at }).then([]);
-    spec.given([received, deleted]).when({ type: 'ChangeApplicationStatus', orgId: 'o1', to: 'screening', note: null, by: 'u1', at }).thenThrows('APPLICATION_NOT_FOUND');
+    const started: CareerEvent = { type: 'ApplicationDeletionStarted', data: { by: 'u1', reason: 'asked', at } };
+    const deleted: CareerEvent = { type: 'ApplicationDeleted', data: { by: 'u1', reason: 'asked', at } };
+    spec.given([received, started, deleted]).when({ type: 'DeleteApplication', orgId: 'o1', reason: null, by: 'u1', at }).then([]);
+    spec.given([received, started, deleted]).when({ type: 'ChangeApplicationStatus', orgId: 'o1', to: 'screening', note: null, by: 'u1', at }).thenThrows('APPLICATION_NOT_FOUND');
+    spec.given([received, started, deleted]).when({ type: 'DeleteApplication', orgId: 'o2', reason: null, by: 'u2', at }).thenThrows('APPLICATION_NOT_FOUND');
+  });
+
+  it('deletes in two steps: started, then (after the key, the file and the claim are gone) deleted; a retry appends nothing new', () => {
+    const started: CareerEvent = { type: 'ApplicationDeletionStarted', data: { by: 'u1', reason: 'asked', at } };
+    const deleted: CareerEvent = { type: 'ApplicationDeleted', data: { by: 'u1', reason: 'asked', at } };
+    spec.given([received]).when({ type: 'DeleteApplication', orgId: 'o1', reason: 'asked', by: 'u1', at }).then([started]);
+    spec.given([received]).when({ type: 'FinishApplicationDeletion', at }).then([]);
+    // Interrupted halfway: the DELETE repeated appends nothing; the finish closes it with who and why of the start.
+    spec.given([received, started]).when({ type: 'DeleteApplication', orgId: 'o1', reason: null, by: 'u2', at }).then([]);
+    spec.given([received, started]).when({ type: 'FinishApplicationDeletion', at }).then([deleted]);
+    spec.given([received, started, deleted]).when({ type: 'FinishApplicationDeletion', at }).then([]);
+    spec.given([received, started]).when({ type: 'DeleteApplication', orgId: 'o2', reason: null, by: 'u2', at }).thenThrows('APPLICATION_NOT_FOUND');
+    spec.given([received, started]).when({ type: 'ChangeApplicationStatus', orgId: 'o1', to: 'screening', note: null, by: 'u1', at }).thenThrows('APPLICATION_BEING_DELETED');
   });
 });
 

@@ -23,10 +23,20 @@ describe('careers: applications read model', () => {
       ]);
   });
 
+  it('keeps an application whose deletion began, marked deleting, until the deletion finishes', async () => {
+    await projectionSpec([careersProjector])
+      .given([
+        { streamId: 'application-a1', event: received },
+        { streamId: 'application-a1', event: { type: 'ApplicationDeletionStarted', data: { by: 'u1', reason: null, at } } },
+      ])
+      .thenDocuments('careers_applications', [{ _id: 'a1', status: 'received', deleting: true, version: 1 }]);
+  });
+
   it('drops a deleted application', async () => {
     await projectionSpec([careersProjector])
       .given([
         { streamId: 'application-a1', event: received },
+        { streamId: 'application-a1', event: { type: 'ApplicationDeletionStarted', data: { by: 'u1', reason: null, at } } },
         { streamId: 'application-a1', event: { type: 'ApplicationDeleted', data: { by: 'u1', reason: null, at } } },
       ])
       .then(async (store) => {
