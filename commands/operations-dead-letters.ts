@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { deadLetterDecider, deadLetterStreamId, UNDECODABLE_MAX_BYTES, type FailedEvent } from '../domain/operations/dead-letters.js';
+import type { UndecodableDeadLetter } from '../ports/dead-letters.js';
 import type { EventStore } from '../ports/event-store.js';
 import { handleAtContextTime, handleCommand, loadState, type CommandContext } from './handle.js';
 
@@ -41,15 +42,8 @@ export function recordDeadLetter(store: EventStore, context: CommandContext, let
   });
 }
 
-export interface UndecodableRecord {
-  consumer: string;
-  topic: string;
-  partition: number;
-  offset: string;
-  key: Buffer | null;
-  value: Buffer | null;
-  error: string;
-}
+/** The sink's letter without what the command takes from its context (`at`). */
+export type UndecodableRecord = Omit<UndecodableDeadLetter, 'kind' | 'at'>;
 
 /** The raw bytes go in base64, capped at UNDECODABLE_MAX_BYTES so one huge message cannot bloat the log. */
 export function recordUndecodableMessage(store: EventStore, context: CommandContext, letter: UndecodableRecord) {
