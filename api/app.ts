@@ -97,8 +97,9 @@ export function createApp(services: Services, routes: RouteDef[]): Koa {
         settle: async (position, streamId) => {
           if (position === null) return;
           const settled = await services.projections.waitFor(position, streamId, services.config.READ_YOUR_WRITES_TIMEOUT_MS);
-          // The write stands either way; the header tells the client a GET may not show it yet.
-          ctx.set('X-Read-Model', settled ? 'current' : 'pending');
+          // The write stands either way; the header tells the client a GET may not show it yet. An
+          // answer that settled several streams is current only when every one of them was.
+          ctx.set('X-Read-Model', readModelAfter(ctx.response.get('X-Read-Model'), settled));
         },
       };
       const reply = await route.handler(input);
@@ -111,4 +112,9 @@ export function createApp(services: Services, routes: RouteDef[]): Koa {
   app.use(router.routes());
   app.use(allowedMethods());
   return app;
+}
+
+/** The X-Read-Model of an answer after one more settle: pending once any stream it wrote was not projected in time. */
+export function readModelAfter(previous: string | undefined, settled: boolean): 'current' | 'pending' {
+  return settled && previous !== 'pending' ? 'current' : 'pending';
 }
