@@ -1,11 +1,11 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { CommandContext } from '../commands/handle.js';
-import { executeWorkflowCommand, loadWorkflow } from '../commands/workflows.js';
+import { continueAsNew, executeWorkflowCommand, loadWorkflow } from '../commands/workflows.js';
 import { openSecretVariables } from '../domain/flows/secrets.js';
 import { graphIndex, nextSteps, nodeInputs, nodeStateOf } from '../domain/runs/index.js';
 import { DomainError } from '../domain/shared/decider.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import { isWorkflowKind, type WorkflowState } from '../domain/workflows/index.js';
+import { isWorkflowKind, renderDeep, type WorkflowState } from '../domain/workflows/index.js';
 import type { Consumer } from '../ports/bus.js';
 import type { WorkflowTimers } from '../ports/workflows.js';
 import { abortableSleep, executeNodeKind, nodeDeadline, nodeErrorOf, type RunEnginePorts } from './runs-executor.js';
@@ -22,8 +22,9 @@ export interface WorkflowWorkerPorts extends Omit<RunEnginePorts, 'executions'> 
  * Drives workflows (stream `workflow-<id>`). After each of a workflow's events it asks the
  * scheduler (domain/runs/scheduler.ts, over the workflow's node state) which regular nodes are
  * ready, starts them on the stream (StartNode, fenced by this worker's id) and executes them with
- * the run engine's node kinds, recording CompleteNode / FailNode. wait_signal, sleep and set_state
- * are decided by the aggregate itself and never reach here. Cancel, terminate and the other ends
+ * the run engine's node kinds, recording CompleteNode / FailNode. wait_signal, sleep, set_state and
+ * query are decided by the aggregate itself and never reach here; continue_as_new starts the next
+ * execution here (continueNode). Cancel, terminate and the other ends
  * abort in-flight calls of that workflow the way a run stop does: one AbortController per workflow,
  * aborted by the event. TimerScheduled is handed to the timers (held if due soon).
  */
@@ -89,7 +90,7 @@ function contextOf(ports: WorkflowWorkerPorts, s: WorkflowState, correlationId: 
 export async function drive(ports: WorkflowWorkerPorts, inFlight: WorkflowsInFlight, workflowId: string, workerId: string, cause?: RecordedEvent) {
   const { state } = await loadWorkflow(ports.eventStore, workflowId);
   if (!state.exists || state.status !== 'RUNNING' || state.cancelRequested) return;
-  const ready = nextSteps(state.exec.definition, state.exec).ready.filter((id) => !isWorkflowKind(typeof graphIndex(state.exec.definition).byId.get(id)?.data.nodeType === 'string' ? (graphIndex(state.exec.definition).byId.get(id)!.data.nodeType as string) : null));
+  const ready = nextSteps(state.exec.definition, state.exec).ready.filter((id) => !isWorkflowKind(nodeKindOf(state, id)));
   if (ready.length === 0) return;
   const correlationId = cause?.metadata.correlationId ?? randomUUID();
   for (const nodeId of ready) {
@@ -103,6 +104,10 @@ export async function drive(ports: WorkflowWorkerPorts, inFlight: WorkflowsInFli
       if (err instanceof DomainError) continue; // another worker started it, or the workflow moved on
       throw err;
     }
+    if (nodeKindOf(started.state, nodeId) === 'continue_as_new') {
+      await continueNode(ports, started.state, nodeId, correlationId);
+      return; // this execution is closed: nothing else of it starts
+    }
     const slot = inFlight.slot(workflowId);
     slot.nodes.add(nodeId);
     void runNode(ports, started.state, nodeId, slot.controller.signal, correlationId)
@@ -110,6 +115,59 @@ export async function drive(ports: WorkflowWorkerPorts, inFlight: WorkflowsInFli
       .finally(() => inFlight.nodeEnded(workflowId, slot, nodeId));
   }
 }
+
+const nodeKindOf = (state: WorkflowState, nodeId: string): string | null => {
+  const kind = graphIndex(state.exec.definition).byId.get(nodeId)?.data.nodeType;
+  return typeof kind === 'string' ? kind : null;
+};
+
+/**
+ * The id of the execution a continue_as_new node starts: derived from this workflow and the node,
+ * so a redelivered event or a second worker names the same one and never starts two.
+ */
+export function continuationId(workflowId: string, nodeId: string): string {
+  const h = createHash('sha256').update(`continue-as-new\0${workflowId}\0${nodeId}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h[16], 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/**
+ * A continue_as_new node: the next execution starts with the node's input (rendered over this
+ * one's state and outputs; default the same input), carrying state, search attributes and memo,
+ * then this one closes naming it (commands/workflows.ts continueAsNew). Done again after a crash
+ * between the two, the next execution already exists: only the close is left.
+ */
+async function continueNode(ports: WorkflowWorkerPorts, state: WorkflowState, nodeId: string, correlationId: string) {
+  const workflowId = state.workflowId;
+  const node = graphIndex(state.exec.definition).byId.get(nodeId)!;
+  const ctx = contextOf(ports, state, correlationId, null);
+  const nextId = continuationId(workflowId, nodeId);
+  const begin = performance.now();
+  let input: unknown;
+  try {
+    input = node.data.input === undefined ? undefined : renderDeep(node.data.input, { ...nodeInputs(state.exec.definition, state.exec, nodeId), state: state.state });
+  } catch (err) {
+    const error = { code: 'TEMPLATE_ERROR', message: String((err as Error).message).slice(0, 2000) };
+    await executeWorkflowCommand(ports.eventStore, ctx, workflowId, { type: 'FailNode', nodeId, attempt: nodeStateOf(state.exec, nodeId)!.attempts, error, executionTime: 0 }).catch(ignoreRefusal);
+    return;
+  }
+  try {
+    await continueAsNew(ports.eventStore, ctx, workflowId, nextId, { scope: null, input, by: null });
+  } catch (err) {
+    if (!(err instanceof DomainError) || err.code !== 'WORKFLOW_ALREADY_STARTED') return ignoreRefusal(err);
+    const next = await loadWorkflow(ports.eventStore, nextId);
+    if (next.state.continuedFrom !== workflowId) throw err;
+    await executeWorkflowCommand(ports.eventStore, ctx, workflowId, { type: 'ContinueAsNew', newWorkflowId: nextId, by: null }).catch(ignoreRefusal);
+  }
+  ports.metrics?.observeNode(workflowMetricKind(state, nodeId), (performance.now() - begin) / 1000, 'completed');
+}
+
+/** A refusal (closed meanwhile: canceled, terminated, already continued) leaves nothing to do; anything else is thrown. */
+const ignoreRefusal = (err: unknown) => {
+  if (!(err instanceof DomainError)) throw err;
+};
+
+/** A workflow node's kind label in the metrics (flowsvc_node_duration_seconds, /metrics/performance): `workflow:<kind>`, apart from runs' nodes. */
+const workflowMetricKind = (state: WorkflowState, nodeId: string) => `workflow:${nodeKindOf(state, nodeId) ?? 'default'}`;
 
 const WORKFLOW_CANCELED = 'the workflow was canceled';
 const sleepUnlessCanceled = abortableSleep(WORKFLOW_CANCELED);
@@ -130,6 +188,7 @@ async function runNode(ports: WorkflowWorkerPorts, state: WorkflowState, nodeId:
     const context = { ...inputs, variables, processId: `workflow:${workflowId}`, flowId: state.flowId, orgId: state.orgId, userId: state.ownerId, signal, llm, sleep: sleepUnlessCanceled };
     const { output, metadata, usage, conditionalResults } = await executeNodeKind(ports, nodeKindsFor(ports), node, context);
     const executionTime = Math.round(performance.now() - begin);
+    ports.metrics?.observeNode(workflowMetricKind(state, nodeId), executionTime / 1000, 'completed');
     try {
       await executeWorkflowCommand(ports.eventStore, ctx(), workflowId, { type: 'CompleteNode', nodeId, attempt, output, metadata, conditionalResults, usage, executionTime });
     } catch (err) {
@@ -140,6 +199,7 @@ async function runNode(ports: WorkflowWorkerPorts, state: WorkflowState, nodeId:
   } catch (err) {
     const error = nodeErrorOf(err, signal, time.timedOut(), WORKFLOW_CANCELED);
     const executionTime = Math.round(performance.now() - begin);
+    ports.metrics?.observeNode(workflowMetricKind(state, nodeId), executionTime / 1000, 'failed');
     try {
       await executeWorkflowCommand(ports.eventStore, ctx(), workflowId, { type: 'FailNode', nodeId, attempt, error, executionTime });
     } catch (recordErr) {

@@ -5,6 +5,7 @@ import { idSchema } from '../../domain/flows/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import {
   answerQuery,
+  declaredQueries,
   IDEMPOTENCY_POLICIES,
 
   timerView,
@@ -164,7 +165,7 @@ export const workflowRoutes = [
     method: 'POST',
     path: '/workflows/{workflowId}/query',
     operationId: 'queryWorkflow',
-    summary: 'answer a query from the log (no worker needed; works paused and closed): state, status, pendingSignals or a key of the state',
+    summary: "answer a query from the log (no worker needed; works paused and closed): state, status, pendingSignals, a query node's queryName (its result template rendered over the state) or a key of the state",
     tag: 'Queries',
     auth: 'bearer',
     permission: 'view_resources',
@@ -174,7 +175,10 @@ export const workflowRoutes = [
     async handler(input) {
       const state = await visibleWorkflow(input, input.params.workflowId);
       const answer = answerQuery(state, input.body.name);
-      if (!answer.found) throw new DomainError('QUERY_NOT_FOUND', `no query ${input.body.name}: use state, status, pendingSignals or a key of the state`, 'not_found', { name: input.body.name, keys: Object.keys(state.state) });
+      if (!answer.found) {
+        const queries = declaredQueries(state).map((n) => n.data.queryName as string);
+        throw new DomainError('QUERY_NOT_FOUND', `no query ${input.body.name}: use state, status, pendingSignals, a query node's queryName or a key of the state`, 'not_found', { name: input.body.name, queries, keys: Object.keys(state.state) });
+      }
       return { status: 200, body: { success: true, name: input.body.name, result: answer.result, status: state.status } };
     },
   }),

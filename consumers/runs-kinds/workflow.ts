@@ -1,11 +1,12 @@
 import { RunInputError, type NodeKind } from '../../domain/runs/index.js';
 
 /**
- * wait_signal, sleep and set_state are decided by the workflow aggregate (domain/workflows); a plain
+ * wait_signal, sleep, set_state and query are decided by the workflow aggregate (domain/workflows),
+ * continue_as_new by the workflow worker; a plain
  * flow run has no signals, durable timers or workflow state, so there they fail with WORKFLOW_ONLY_NODE
  * instead of silently passing their input on.
  */
-export const workflowOnlyKinds: NodeKind[] = (['wait_signal', 'sleep', 'set_state'] as const).map((type) => ({
+export const workflowOnlyKinds: NodeKind[] = (['wait_signal', 'sleep', 'set_state', 'continue_as_new', 'query'] as const).map((type) => ({
   type,
   async execute() {
     throw new RunInputError('WORKFLOW_ONLY_NODE', `a ${type} node runs only inside a workflow (POST /api/workflows)`);

@@ -25,7 +25,7 @@ const MAX_SEALED_TEXT_LENGTH = Math.ceil((MAX_TEXT_LENGTH * 3 * 4) / 3) + 200;
  */
 
 /** `data.nodeType`: the node's behaviour (DESIGN.md section 5); `node.type` is only the canvas renderer. */
-export const NODE_TYPES = ['llm', 'webhook', 'transform', 'condition', 'input', 'output', 'delay', 'mcp_tool', 'memory', 'wait_signal', 'sleep', 'set_state'] as const;
+export const NODE_TYPES = ['llm', 'webhook', 'transform', 'condition', 'input', 'output', 'delay', 'mcp_tool', 'memory', 'wait_signal', 'sleep', 'set_state', 'continue_as_new', 'query'] as const;
 export type NodeType = (typeof NODE_TYPES)[number];
 
 export const CONDITION_OPERATORS = [

@@ -113,6 +113,16 @@ const sleepData = baseNodeDataSchema
 const setStateData = baseNodeDataSchema.extend({
   values: boundedJsonObject(64 * 1024).describe("merged into the workflow's state (queries read it); string values are templates"),
 });
+const continueAsNewData = baseNodeDataSchema.extend({
+  input: z.json().optional().describe("the next execution's input (string values are templates, {{state.x}} included); default: this execution's input"),
+});
+const queryData = baseNodeDataSchema.extend({
+  queryName: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_-]{0,99}$/, 'a letter or "_", then letters, digits, "_" or "-", at most 100')
+    .describe('the name asked for in POST /workflows/{id}/query'),
+  result: z.json().describe('the answer, rendered when asked: string values are templates over {{state.x}}, {{inputs.x}} and {{nodes.<id>.output}}'),
+});
 
 interface NodeTypeDefinition {
   label: string;
@@ -133,6 +143,16 @@ export const NODE_TYPE_DEFINITIONS: Record<NodeType, NodeTypeDefinition> = {
   wait_signal: { label: 'Wait for signal', description: 'Workflows only: waits until the named signal arrives (POST /workflows/{id}/signal) and outputs its payload; SIGNAL_TIMEOUT after timeoutMs.', schema: waitSignalData },
   sleep: { label: 'Sleep', description: 'Workflows only: a durable timer (durationMs or until) that survives restarts.', schema: sleepData },
   set_state: { label: 'Set state', description: "Workflows only: merges values (templates allowed) into the workflow's state, which queries read.", schema: setStateData },
+  continue_as_new: {
+    label: 'Continue as new',
+    description: 'Workflows only: closes this execution and starts a fresh one of the same flow with an empty history, carrying the state, search attributes and memo (input: templates allowed; default the same input).',
+    schema: continueAsNewData,
+  },
+  query: {
+    label: 'Query',
+    description: "Workflows only: declares a query (POST /workflows/{id}/query with its queryName) whose result template is rendered over the workflow's state when asked, without a worker; the node itself completes at once and passes nothing on.",
+    schema: queryData,
+  },
 };
 
 /** The schema that validates `data` for a node type; the common shape when the type is absent. */

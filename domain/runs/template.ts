@@ -21,11 +21,20 @@ export interface TemplateContext {
   previous: unknown;
   nodes: Record<string, { output: unknown }>;
   variables: Record<string, unknown>;
+  /**
+   * A workflow's state (set_state, queries): `{{state.x}}` is a root only where a state is given,
+   * so a run's prompt that shows `{{state…}}` keeps it as written, as before.
+   */
+  state?: Record<string, unknown>;
 }
 
 export const TEMPLATE_ROOTS = ['inputs', 'previous', 'nodes', 'variables'] as const;
 const PLACEHOLDER = /\{\{\s*(inputs|previous|nodes|variables)((?:\.[^\s.{}]+)*)\s*\}\}/g;
 const WHOLE_PLACEHOLDER = /^\{\{\s*(inputs|previous|nodes|variables)((?:\.[^\s.{}]+)*)\s*\}\}$/;
+const STATE_PLACEHOLDER = /\{\{\s*(inputs|previous|nodes|variables|state)((?:\.[^\s.{}]+)*)\s*\}\}/g;
+const STATE_WHOLE_PLACEHOLDER = /^\{\{\s*(inputs|previous|nodes|variables|state)((?:\.[^\s.{}]+)*)\s*\}\}$/;
+const placeholders = (context: TemplateContext) => (context.state ? STATE_PLACEHOLDER : PLACEHOLDER);
+const wholePlaceholder = (context: TemplateContext) => (context.state ? STATE_WHOLE_PLACEHOLDER : WHOLE_PLACEHOLDER);
 
 type JsonCache = Map<string, unknown>;
 
@@ -70,7 +79,7 @@ export function renderValueAsText(value: unknown): string {
 export function renderTemplate(template: string, context: TemplateContext): string {
   const cache: JsonCache = new Map();
   let length = template.length;
-  return template.replace(PLACEHOLDER, (whole, root: string, path: string) => {
+  return template.replace(placeholders(context), (whole, root: string, path: string) => {
     const text = renderValueAsText(resolve(context, root, path, cache));
     length += text.length - whole.length;
     if (length > MAX_RENDERED_LENGTH) throw new RunInputError('TEMPLATE_TOO_LARGE', `the rendered template would exceed ${MAX_RENDERED_LENGTH} characters`);
@@ -83,7 +92,7 @@ export function renderTemplate(template: string, context: TemplateContext): stri
  * its text (`{{nodes.fetch.output}}` stays an object); a path leading nowhere still gives ''.
  */
 export function renderValue(template: string, context: TemplateContext): unknown {
-  const whole = WHOLE_PLACEHOLDER.exec(template);
+  const whole = wholePlaceholder(context).exec(template);
   if (!whole) return renderTemplate(template, context);
   const value = resolve(context, whole[1], whole[2], new Map());
   return value === undefined ? '' : value;
@@ -92,5 +101,5 @@ export function renderValue(template: string, context: TemplateContext): unknown
 /** The placeholders of `template` that lead nowhere in `context`, as written. */
 export function unresolvedPlaceholders(template: string, context: TemplateContext): string[] {
   const cache: JsonCache = new Map();
-  return [...template.matchAll(PLACEHOLDER)].filter((m) => resolve(context, m[1], m[2], cache) === undefined).map((m) => m[0]);
+  return [...template.matchAll(placeholders(context))].filter((m) => resolve(context, m[1], m[2], cache) === undefined).map((m) => m[0]);
 }

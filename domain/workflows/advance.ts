@@ -1,11 +1,11 @@
 import { fold } from '../shared/decider.js';
-import { graphIndex, nextSteps, nodeInputs, nodeStateOf, renderValue, type RunNode } from '../runs/index.js';
+import { graphIndex, nextSteps, nodeInputs, nodeStateOf, renderValue, type RunNode, type TemplateContext } from '../runs/index.js';
 import type { WorkflowEvent } from './events.js';
 import { evolveWorkflow, isClosed, isWorkflowKind, runningWorkerNodes, type WorkflowState } from './state.js';
 
 /**
  * What follows by itself from a step, decided with it (like the run's withConsequences): skips,
- * the workflow kinds that are ready (wait_signal, sleep, set_state: decided here, no worker),
+ * the workflow kinds that are ready (wait_signal, sleep, set_state, query: decided here, no worker),
  * signal delivery to waiting nodes in recording order, cancellation once no worker node is in
  * flight, and the workflow's end. Nothing starts while PAUSED or CREATED.
  */
@@ -65,6 +65,8 @@ function nextEvents(s: WorkflowState, at: string): WorkflowEvent[] {
     const attempt = (nodeStateOf(s.exec, id)?.attempts ?? 0) + 1;
     const started: WorkflowEvent = { type: 'WorkflowNodeStarted', data: { nodeId: id, attempt, workerId: null, at } };
     if (kind === 'set_state') return [started, ...setState(s, node, attempt, at)];
+    // A declaration, answered when asked (view.ts answerQuery): it passes nothing on.
+    if (kind === 'query') return [started, completed(id, attempt, null, { queryName: node.data.queryName }, at)];
     if (kind === 'sleep') {
       const fireAt = sleepUntil(node, at);
       return [started, { type: 'TimerScheduled', data: { timerId: sleepTimerId(id, attempt), name: id, kind: 'sleep', fireAt, signal: null, nodeId: id, at } }];
@@ -90,7 +92,8 @@ function sleepUntil(node: RunNode, at: string): string {
   return new Date(Date.parse(at) + (Number.isFinite(ms) && ms > 0 ? ms : 0)).toISOString();
 }
 
-function renderDeep(value: unknown, context: ReturnType<typeof nodeInputs>): unknown {
+/** `value` with every string that holds a placeholder rendered (set_state values, query results, continue_as_new inputs). */
+export function renderDeep(value: unknown, context: TemplateContext): unknown {
   if (typeof value === 'string') return value.includes('{{') ? renderValue(value, context) : value;
   if (Array.isArray(value)) return value.map((v) => renderDeep(v, context));
   if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renderDeep(v, context)]));
@@ -101,7 +104,7 @@ function setState(s: WorkflowState, node: RunNode, attempt: number, at: string):
   const raw = node.data.values && typeof node.data.values === 'object' && !Array.isArray(node.data.values) ? (node.data.values as Record<string, unknown>) : {};
   let values: Record<string, unknown>;
   try {
-    const context = nodeInputs(s.exec.definition, s.exec, node.id);
+    const context = { ...nodeInputs(s.exec.definition, s.exec, node.id), state: s.state };
     values = JSON.parse(JSON.stringify(renderDeep(raw, context) ?? {})) as Record<string, unknown>;
   } catch (err) {
     return [{ type: 'WorkflowNodeFailed', data: { nodeId: node.id, attempt, error: { code: 'TEMPLATE_ERROR', message: String((err as Error).message).slice(0, 2000) }, executionTime: 0, at } }];

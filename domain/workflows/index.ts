@@ -1,7 +1,8 @@
 /**
  * The workflow aggregate (stream `workflow-<workflowId>`): a durable, long-lived execution of a
  * flow. Nodes are scheduled with the run engine's scheduler (domain/runs/scheduler.ts) over an
- * embedded run state; wait_signal, sleep and set_state are decided here, other kinds run on a worker.
+ * embedded run state; wait_signal, sleep, set_state and query are decided here, other kinds run on a
+ * worker (continue_as_new there too: it creates the next execution's stream).
  */
 import { decider, fold, type Decider } from '../shared/decider.js';
 import type { WorkflowCommand } from './commands.js';
@@ -14,7 +15,7 @@ export * from './state.js';
 export * from './commands.js';
 export * from './errors.js';
 export { decideWorkflow, workflowStreamId, MAX_WORKFLOW_CREATE_BYTES } from './decide.js';
-export { sleepTimerId, signalTimeoutTimerId, executionTimeoutTimerId, resultOf } from './advance.js';
+export { sleepTimerId, signalTimeoutTimerId, executionTimeoutTimerId, resultOf, renderDeep } from './advance.js';
 export * from './query-language.js';
 export * from './view.js';
 

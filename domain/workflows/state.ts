@@ -9,7 +9,7 @@ export const isClosed = (status: WorkflowStatus) => CLOSED_STATUSES.includes(sta
 export const OPEN_STATUSES: readonly WorkflowStatus[] = WORKFLOW_STATUSES.filter((s) => !isClosed(s));
 
 /** The node kinds the workflow decider runs itself (no I/O): everything else runs on a worker. */
-export const WORKFLOW_NODE_KINDS = ['wait_signal', 'sleep', 'set_state'] as const;
+export const WORKFLOW_NODE_KINDS = ['wait_signal', 'sleep', 'set_state', 'query'] as const;
 export type WorkflowNodeKind = (typeof WORKFLOW_NODE_KINDS)[number];
 
 /** History length at which the workflow object warns (continue-as-new is the way out). */

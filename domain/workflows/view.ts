@@ -1,3 +1,5 @@
+import { nodeStateOf, type TemplateContext } from '../runs/index.js';
+import { renderDeep } from './advance.js';
 import { HISTORY_WARNING_EVENTS, waitingOn, type WorkflowState } from './state.js';
 
 /** The public workflow object (GET /workflows/{id}, and each list item from the read model's folded state). */
@@ -68,6 +70,21 @@ export function answerQuery(s: WorkflowState, name: string): { found: boolean; r
   if (name === 'state') return { found: true, result: s.state };
   if (name === 'status') return { found: true, result: { status: s.status, waitingOn: waitingOn(s), result: s.result ?? null, error: s.error } };
   if (name === 'pendingSignals') return { found: true, result: s.pendingSignals.map((p) => ({ signalId: p.signalId, name: p.name, payload: p.payload, receivedAt: p.at })) };
+  const declared = declaredQueries(s).find((n) => n.data.queryName === name);
+  if (declared) return { found: true, result: renderDeep(declared.data.result ?? null, queryContext(s)) };
   if (Object.hasOwn(s.state, name)) return { found: true, result: s.state[name] };
   return { found: false, result: null };
+}
+
+/** The query nodes of the workflow's definition: user-defined queries, answered from the state without a worker. */
+export const declaredQueries = (s: WorkflowState) => s.exec.definition.nodes.filter((n) => n.data.nodeType === 'query' && typeof n.data.queryName === 'string');
+
+/** What a query's result template sees: the state, the workflow's inputs and every completed node's output. */
+function queryContext(s: WorkflowState): TemplateContext {
+  const nodes: Record<string, { output: unknown }> = {};
+  for (const node of s.exec.definition.nodes) {
+    const n = nodeStateOf(s.exec, node.id);
+    if (n?.status === 'completed') nodes[node.id] = { output: n.output ?? null };
+  }
+  return { inputs: s.exec.inputs, previous: null, nodes, variables: {}, state: s.state };
 }

@@ -43,6 +43,8 @@ const valid: Record<(typeof NODE_TYPES)[number], Record<string, unknown>> = {
   wait_signal: { nodeType: 'wait_signal', signalName: 'approve', timeoutMs: 60000 },
   sleep: { nodeType: 'sleep', durationMs: 2000 },
   set_state: { nodeType: 'set_state', values: { stage: '{{previous}}' } },
+  continue_as_new: { nodeType: 'continue_as_new', input: { round: '{{state.round}}' } },
+  query: { nodeType: 'query', queryName: 'progress', result: { round: '{{state.round}}' } },
 };
 
 describe('node validation', () => {
@@ -63,6 +65,8 @@ describe('node validation', () => {
   const table: Array<[string, Record<string, unknown>, string[]]> = [
     ['not an object', [] as unknown as Record<string, unknown>, ['data']],
     ['an unknown nodeType', { nodeType: 'teleport' }, ['data.nodeType']],
+    ['a query without a name or result', { nodeType: 'query' }, ['data.queryName', 'data.result']],
+    ['a query name that is not an identifier', { ...valid.query, queryName: 'two words' }, ['data.queryName']],
     ['an llm node without provider, model, prompt', { nodeType: 'llm' }, ['data.llm', 'data.model', 'data.prompt']],
     ['an unknown provider', { ...valid.llm, llm: 'acme' }, ['data.llm']],
     ['a model of another provider', { ...valid.llm, llm: 'google' }, ['data.model']],

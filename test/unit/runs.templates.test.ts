@@ -23,6 +23,13 @@ const context: TemplateContext = {
 };
 
 describe('templates', () => {
+  it('{{state.x}} is a root only where a workflow state is given; elsewhere it stays as written', () => {
+    expect(renderTemplate('stage {{state.stage}}', context)).to.equal('stage {{state.stage}}');
+    expect(renderTemplate('stage {{state.stage}}, {{inputs.name}}', { ...context, state: { stage: 'two' } })).to.equal('stage two, Ada');
+    expect(renderValue('{{state.counts}}', { ...context, state: { counts: [1, 2] } })).to.deep.equal([1, 2]);
+    expect(unresolvedPlaceholders('{{state.nothing}}', { ...context, state: {} })).to.deep.equal(['{{state.nothing}}']);
+  });
+
   it('renders each root, dotted paths and array indexes', () => {
     expect(renderTemplate('Hi {{inputs.name}} ({{ inputs.count }}, {{inputs.flag}})', context)).to.equal('Hi Ada (3, false)');
     expect(renderTemplate('{{inputs.nested.city}} {{inputs.nested.tags.1}}', context)).to.equal('Paris b');

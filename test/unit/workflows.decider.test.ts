@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import {
+  answerQuery,
   workflowDecider,
   type CreateWorkflowCommand,
   type WorkflowEvent,
@@ -34,6 +35,23 @@ describe('workflow decider', () => {
     expect(state.status).to.equal('RUNNING');
     expect(state.state).to.deep.equal({ stage: 'started', who: 'Ada' });
     expect(state.exec.nodes.w.status).to.equal('running');
+  });
+
+  it('a query node completes at once passing nothing on; set_state templates read {{state.x}}', () => {
+    const withQuery = [
+      { id: 'q', data: { nodeType: 'query', queryName: 'progress', result: '{{state.stage}}' } },
+      { id: 'a', data: { nodeType: 'set_state', values: { stage: 'one' } } },
+      { id: 'b', data: { nodeType: 'set_state', values: { stage: '{{state.stage}} two' } } },
+      { id: 'w', data: { nodeType: 'wait_signal', signalName: 'go' } },
+    ];
+    const events = started({ nodes: withQuery, edges: chain(['a', 'b', 'w']) });
+    const state = spec.stateOf(events);
+    expect(state.exec.nodes.q).to.deep.include({ status: 'completed', output: null });
+    expect(state.state).to.deep.equal({ stage: 'one two' });
+    expect(state.status).to.equal('RUNNING');
+    expect(answerQuery(state, 'progress')).to.deep.equal({ found: true, result: 'one two' });
+    expect(answerQuery(state, 'stage')).to.deep.equal({ found: true, result: 'one two' });
+    expect(answerQuery(state, 'nothing').found).to.equal(false);
   });
 
   it('start: false creates a CREATED workflow; the __start signal starts it', () => {
