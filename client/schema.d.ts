@@ -1291,7 +1291,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** answer a query from the log (no worker needed; works paused and closed): state, status, pendingSignals or a key of the state */
+        /** answer a query from the log (no worker needed; works paused and closed): state, status, pendingSignals, a query node's queryName (its result template rendered over the state) or a key of the state */
         post: operations["queryWorkflow"];
         delete?: never;
         options?: never;
@@ -9579,7 +9579,7 @@ export interface operations {
                             prompt?: string | null;
                             agentObjective?: string | null;
                             /** @enum {string} */
-                            nodeType?: "llm" | "webhook" | "transform" | "condition" | "input" | "output" | "delay" | "mcp_tool" | "memory" | "wait_signal" | "sleep" | "set_state";
+                            nodeType?: "llm" | "webhook" | "transform" | "condition" | "input" | "output" | "delay" | "mcp_tool" | "memory" | "wait_signal" | "sleep" | "set_state" | "continue_as_new" | "query";
                             isAsync?: boolean;
                             /** @description a run starts here; when no node says so, nodes without incoming edges start */
                             startNode?: boolean;
@@ -10529,7 +10529,7 @@ export interface operations {
                         prompt?: string | null;
                         agentObjective?: string | null;
                         /** @enum {string} */
-                        nodeType?: "llm" | "webhook" | "transform" | "condition" | "input" | "output" | "delay" | "mcp_tool" | "memory" | "wait_signal" | "sleep" | "set_state";
+                        nodeType?: "llm" | "webhook" | "transform" | "condition" | "input" | "output" | "delay" | "mcp_tool" | "memory" | "wait_signal" | "sleep" | "set_state" | "continue_as_new" | "query";
                         isAsync?: boolean;
                         /** @description a run starts here; when no node says so, nodes without incoming edges start */
                         startNode?: boolean;
@@ -10864,7 +10864,7 @@ export interface operations {
                         prompt?: string | null;
                         agentObjective?: string | null;
                         /** @enum {string} */
-                        nodeType?: "llm" | "webhook" | "transform" | "condition" | "input" | "output" | "delay" | "mcp_tool" | "memory" | "wait_signal" | "sleep" | "set_state";
+                        nodeType?: "llm" | "webhook" | "transform" | "condition" | "input" | "output" | "delay" | "mcp_tool" | "memory" | "wait_signal" | "sleep" | "set_state" | "continue_as_new" | "query";
                         isAsync?: boolean;
                         /** @description a run starts here; when no node says so, nodes without incoming edges start */
                         startNode?: boolean;
