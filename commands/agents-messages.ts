@@ -7,6 +7,8 @@ import type { EventStore } from '../ports/event-store.js';
 import { LLM_PROVIDER_IDS, type LlmGateway, type LlmMessage, type LlmProviderId } from '../ports/llm.js';
 import type { LocalWork } from '../ports/local-work.js';
 import type { Logger } from '../ports/logger.js';
+import type { AppendWatch, StreamSignals } from '../ports/stream-signals.js';
+import { sleep } from '../lib/sleep.js';
 import { runAgentLoop, type AgentTool, type LoopEvent, type LoopOutcome } from './agents-loop.js';
 import { resolveAgentTools, type AgentToolPorts } from './agents-tools.js';
 import { estimateTokens, historyWithin, userText } from './agents-history.js';
@@ -46,6 +48,8 @@ export interface AgentTurnPorts {
   runnerId: string;
   /** The turns this service runs, by message id (one registry per service, from the container). */
   turns: LocalWork<unknown>;
+  /** Wakes a running turn when its session gets an event, so a cancel recorded by another process reaches it at once. */
+  streamSignals?: StreamSignals;
 }
 
 /** A session event of the running turn, as appended (the route turns it into what its client sees). */
@@ -208,6 +212,8 @@ export async function sendAgentMessage(ports: AgentTurnPorts, context: CommandCo
   })();
   // Known to this service until it ends (a cancel or a delete that lands here aborts it at once).
   ports.turns.track(messageId, turn);
+  // A cancel that lands on another process is only in the log: follow it from here.
+  if (!ports.singleProcess) void followCancel(ports, input.sessionId, messageId, turn);
 
   async function complete(finishReason: AgentFinishReason, text: string, outcome: LoopOutcome | null, error: { code: string; message: string } | null) {
     const result = await handleAtContextTime(ports.eventStore, { ...context, now: ports.now() }, stream, agentSessionDecider, {
@@ -337,6 +343,44 @@ class TurnRecorder {
       this.pump();
       await this.flush();
     }
+  }
+}
+
+/** The longest a cancel recorded by another process waits before the running process looks (issue 36: within 1 s). */
+export const CANCEL_CHECK_MS = 250;
+
+/**
+ * While the turn runs, reads its session when the session gets an event (or every CANCEL_CHECK_MS)
+ * and aborts the turn, its model call and tools in flight, once AgentMessageCancelRequested is
+ * there. Without it the turn would see the cancel only at its next append, which a long tool call
+ * holds back. The reads go through the handler's cache: only the new events are read.
+ */
+async function followCancel(ports: AgentTurnPorts, sessionId: string, messageId: string, turn: RunningTurn): Promise<void> {
+  let watch: AppendWatch | null = null;
+  try {
+    watch = ports.streamSignals?.watch(agentSessionStreamId(sessionId)) ?? null;
+  } catch {
+    watch = null; // the process's bound of waiters is reached: look every CANCEL_CHECK_MS instead
+  }
+  let ended = false;
+  void turn.done.finally(() => (ended = true));
+  const signal = turn.controller.signal;
+  try {
+    while (!ended && !signal.aborted) {
+      if (watch) await watch.next(CANCEL_CHECK_MS, signal);
+      else await sleep(CANCEL_CHECK_MS, signal);
+      if (ended || signal.aborted) break;
+      const { state } = await loadAgentSession(ports.eventStore, sessionId);
+      const message = state.messages.find((m) => m.messageId === messageId);
+      if (!message || message.cancelRequested || message.completed || state.deleted) {
+        if (!message?.completed) turn.controller.abort(new Error('cancelled'));
+        break;
+      }
+    }
+  } catch (err) {
+    ports.logger.warn({ err, sessionId, messageId }, 'following cancels of an agent turn failed; a cancel from another process now waits for its next append');
+  } finally {
+    watch?.close();
   }
 }
 

@@ -111,6 +111,7 @@ export function agentTurnPorts(services: Services): AgentTurnPorts {
     skills: services.skills,
     runnerId: services.runs.localWorkerId,
     turns: services.agentTurns,
+    streamSignals: services.streamSignals,
     tools: {
       eventStore: services.eventStore,
       mcp: { eventStore: services.eventStore, config, mcp: services.mcp, now: services.now },
