@@ -170,6 +170,8 @@ for (const mode of availableModes()) {
       expect((await get(`/careers/vacancies/${id}`, viewer)).status).to.equal(200);
       expect(((await get('/careers/vacancies?limit=100', viewer)).body.items as any[]).map((v) => v.id)).to.include(id);
       expectError(await get('/careers/vacancies'), 401);
+      // The personal workspace has no organization to publish for.
+      expectError(await call(svc.baseUrl, 'POST', '/careers/vacancies', { title: 'Nobody\'s' }, owner.auth), 403, 'NO_ACTIVE_ORGANIZATION');
       expect((await get(`/careers/vacancies/${id}`, ownerAuth)).body.vacancy.title, 'unchanged by the refused writes').to.equal('Mine');
     });
 
