@@ -112,8 +112,10 @@ for (const mode of availableModes()) {
       expect(closed.status, closed.text).to.equal(200);
       expect(closed.body.vacancy).to.include({ status: 'closed', version: 1 });
       expect((await call(svc.baseUrl, 'POST', `/careers/vacancies/${id}/close`, undefined, ownerAuth)).body.vacancy.version, 'closing again changes nothing').to.equal(1);
+      const draft = await publishVacancy(svc.baseUrl, ownerAuth, { title: 'Not yet', status: 'closed' });
       const publicIds = ((await get(`/public/careers/vacancies?orgId=${orgId}&limit=100`)).body.items as any[]).map((v) => v.id);
       expect(publicIds).to.not.include(id);
+      expect(publicIds, 'created closed: not published').to.not.include(draft);
       const closedIds = ((await get('/careers/vacancies?status=closed&limit=100', ownerAuth)).body.items as any[]).map((v) => v.id);
       expect(closedIds).to.include(id);
       expect(((await get('/careers/vacancies?status=open&limit=100', ownerAuth)).body.items as any[]).map((v) => v.id)).to.not.include(id);
@@ -204,6 +206,18 @@ for (const mode of availableModes()) {
       } finally {
         config.CAREERS_ORG_ID = saved;
       }
+    });
+
+    it("takes a deleted organization's vacancies down: not found publicly, and no application reaches them", async () => {
+      const { org } = await createOrg(svc, owner);
+      const id = await publishVacancy(svc.baseUrl, await switchTo(owner, org.id), { title: 'Short-lived' });
+      expect((await get(`/public/careers/vacancies/${id}`)).status).to.equal(200);
+      const gone = await call(svc.baseUrl, 'DELETE', `/orgs/${org.id}`, undefined, owner.auth);
+      expect(gone.status, gone.text).to.equal(200);
+      await waitUntil('organization gone', async () => (await get(`/public/careers/vacancies/${id}`)).status === 404);
+      expectError(await get(`/public/careers/vacancies/${id}`), 404, 'VACANCY_NOT_FOUND');
+      expectError(await get(`/public/careers/vacancies?orgId=${org.id}`), 404, 'ORG_NOT_FOUND');
+      expectError(await apply({ vacancyId: id }), 404, 'VACANCY_NOT_FOUND');
     });
 
     it('checks the answers to the vacancy\'s questions, naming each bad one', async () => {

@@ -25,6 +25,8 @@ describe('careers: vacancy decider', () => {
     const create = { type: 'CreateVacancy' as const, vacancyId: 'v1', orgId: 'o1', title: 'Backend engineer', description: 'Queues.', status: 'open' as const, formFields: fields, by: 'u1', at };
     spec.given([]).when(create).then([created]);
     spec.given([created]).when(create).thenThrows('VACANCY_ALREADY_EXISTS', 'conflict');
+    const draft = spec.given([]).when({ ...create, status: 'closed' }).events();
+    expect(spec.stateOf(draft)).to.include({ status: 'closed', version: 0 });
     const state = spec.stateOf([created]);
     expect(state).to.include({ exists: true, orgId: 'o1', status: 'open', version: 0, title: 'Backend engineer' });
     expect(spec.stateOf([created, closed])).to.include({ status: 'closed', version: 1, updatedAt: later });
