@@ -235,6 +235,9 @@ for (const mode of availableModes()) {
       expect(ok.status, ok.text).to.equal(201);
       const one = await get(`/careers/applications/${ok.body.applicationId}`, ownerAuth);
       expect(one.body.application.answers).to.deep.equal({ github: 'https://github.com/vera', notice: '4' });
+      // The search opens the sealed answers too.
+      const found = await get(`/careers/applications?vacancyId=${id}&q=${encodeURIComponent('github.com/vera')}`, ownerAuth);
+      expect(found.body.items.map((x: any) => x.id)).to.deep.equal([ok.body.applicationId]);
     });
 
     it('lists applications by vacancy, and reads one (another organization\'s or an unknown one: 404)', async () => {
