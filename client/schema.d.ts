@@ -3197,9 +3197,27 @@ export interface paths {
         /** the active organization's applications, newest first, each with a signed, expiring CV download URL */
         get: operations["listApplications"];
         put?: never;
-        /** submit an application to a vacancy (multipart: vacancyId, name, email, coverLetter?, cv as PDF ≤ 10 MiB) */
+        /** submit an application to an open vacancy (multipart: vacancyId, name, email, coverLetter?, answers?, cv as PDF ≤ 10 MiB); it goes to the vacancy's organization */
         post: operations["submitApplication"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/careers/applications/{applicationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** one application of the active organization, as the list shows it (answers, CV excerpt and a signed, expiring CV URL) */
+        get: operations["getApplication"];
+        put?: never;
+        post?: never;
+        /** delete an application: its personal fields and its sealed CV are crypto-shredded (its key is dropped), the CV file removed; repeating it finishes a deletion interrupted halfway */
+        delete: operations["deleteApplication"];
         options?: never;
         head?: never;
         patch?: never;
@@ -3222,23 +3240,6 @@ export interface paths {
         patch: operations["changeApplicationStatus"];
         trace?: never;
     };
-    "/careers/applications/{applicationId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /** delete an application: its personal fields and its sealed CV are crypto-shredded (its key is dropped), the CV file removed; repeating it finishes a deletion interrupted halfway */
-        delete: operations["deleteApplication"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/careers/applications/{applicationId}/cv": {
         parameters: {
             query?: never;
@@ -3248,6 +3249,110 @@ export interface paths {
         };
         /** download an application's CV through the signed, expiring URL of the list (opened with the application's key) */
         get: operations["downloadApplicationCv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/careers/vacancies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** the active organization's vacancies, open and closed, newest first */
+        get: operations["listVacancies"];
+        put?: never;
+        /** publish a vacancy of the active organization: title, description, open (default) or closed, and up to 20 extra questions for the application form */
+        post: operations["createVacancy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/careers/vacancies/{vacancyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** one vacancy of the active organization, open or closed (ETag: its version) */
+        get: operations["getVacancy"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** change the title, description or questions of a vacancy (`formFields` replaces the list; answers already received keep theirs); If-Match optional */
+        patch: operations["updateVacancy"];
+        trace?: never;
+    };
+    "/careers/vacancies/{vacancyId}/close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** close a vacancy: applications to it answer 409 VACANCY_CLOSED; those received stay (If-Match optional; closing a closed one changes nothing) */
+        post: operations["closeVacancy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/careers/vacancies/{vacancyId}/reopen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** reopen a closed vacancy: it takes applications again (If-Match optional) */
+        post: operations["reopenVacancy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public/careers/vacancies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** an organization's open vacancies, newest first, for applicants (no account): `orgId`, else CAREERS_ORG_ID */
+        get: operations["listOpenVacancies"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public/careers/vacancies/{vacancyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** one vacancy for applicants (no account), with its questions; a closed one says so (`status: closed`: applying answers 409) */
+        get: operations["getPublicVacancy"];
         put?: never;
         post?: never;
         delete?: never;
@@ -31576,6 +31681,7 @@ export interface operations {
             query?: {
                 limit?: number;
                 cursor?: string;
+                /** @description only this vacancy's applications */
                 vacancyId?: string;
                 status?: "received" | "screening" | "interview" | "offer" | "hired" | "rejected" | "withdrawn";
                 q?: string;
@@ -31604,6 +31710,9 @@ export interface operations {
                             name: string | null;
                             email: string | null;
                             coverLetter: string | null;
+                            answers: {
+                                [key: string]: string;
+                            } | null;
                             cvExcerpt: string | null;
                             cv: {
                                 filename: string | null;
@@ -31689,14 +31798,16 @@ export interface operations {
         requestBody: {
             content: {
                 "multipart/form-data": {
-                    /** @description the vacancy applied to */
+                    /** @description the vacancy applied to (an open one: GET /public/careers/vacancies) */
                     vacancyId: string;
-                    /** @description the organization of the vacancy (default: CAREERS_ORG_ID) */
+                    /** @description older clients: the vacancy's organization (else CAREERS_ORG_ID, when set); must agree with the vacancy's (400 VACANCY_ORG_MISMATCH) */
                     orgId?: string;
                     name: string;
                     /** Format: email */
                     email: string;
                     coverLetter?: string;
+                    /** @description answers to the vacancy's `formFields`, a JSON object by question name (≤ 64 KiB): `{"github": "https://…"}`; required ones must be there */
+                    answers?: string;
                     /**
                      * Format: binary
                      * @description the CV, a PDF of at most 10 MiB and 50 pages
@@ -31749,8 +31860,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description ORG_NOT_FOUND: no such organization */
+            /** @description VACANCY_NOT_FOUND: no such vacancy (or its organization is gone) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description VACANCY_CLOSED: the vacancy takes no more applications */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -31778,6 +31898,203 @@ export interface operations {
             };
             /** @description RATE_LIMITED: too many applications from this address or for this email (Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getApplication: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                applicationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the application (`deleting: true` while a deletion is under way) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        application: {
+                            id: string;
+                            vacancyId: string;
+                            /** @enum {string} */
+                            status: "received" | "screening" | "interview" | "offer" | "hired" | "rejected" | "withdrawn";
+                            deleting: boolean;
+                            name: string | null;
+                            email: string | null;
+                            coverLetter: string | null;
+                            answers: {
+                                [key: string]: string;
+                            } | null;
+                            cvExcerpt: string | null;
+                            cv: {
+                                filename: string | null;
+                                size: number;
+                                pages: number;
+                                /** @enum {string} */
+                                textStatus: "ok" | "no_text";
+                                sha256: string;
+                                downloadUrl: string;
+                                downloadExpiresAt: string;
+                            };
+                            history: {
+                                /** @enum {string} */
+                                from: "received" | "screening" | "interview" | "offer" | "hired" | "rejected" | "withdrawn";
+                                /** @enum {string} */
+                                to: "received" | "screening" | "interview" | "offer" | "hired" | "rejected" | "withdrawn";
+                                note: string | null;
+                                by: string;
+                                at: string;
+                            }[];
+                            receivedAt: string;
+                            updatedAt: string;
+                            version: number;
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APPLICATION_NOT_FOUND (missing, deleted or another organization's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteApplication: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                applicationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted (again: still deleted) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        applicationId: string;
+                        /** @constant */
+                        deleted: true;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description APPLICATION_NOT_FOUND (missing or another organization's) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -31847,6 +32164,9 @@ export interface operations {
                             name: string | null;
                             email: string | null;
                             coverLetter: string | null;
+                            answers: {
+                                [key: string]: string;
+                            } | null;
                             cvExcerpt: string | null;
                             cv: {
                                 filename: string | null;
@@ -31957,88 +32277,6 @@ export interface operations {
             };
         };
     };
-    deleteApplication: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                applicationId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description deleted (again: still deleted) */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        applicationId: string;
-                        /** @constant */
-                        deleted: true;
-                    };
-                };
-            };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description UNAUTHENTICATED: no or invalid credentials */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description FORBIDDEN: the credential lacks the permission */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description APPLICATION_NOT_FOUND (missing or another organization's) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
     downloadApplicationCv: {
         parameters: {
             query: {
@@ -32079,6 +32317,857 @@ export interface operations {
                 };
             };
             /** @description APPLICATION_NOT_FOUND: deleted (or being deleted: its key is gone) or never there */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listVacancies: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                status?: "open" | "closed";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        items: {
+                            id: string;
+                            orgId: string;
+                            title: string;
+                            description: string;
+                            /** @enum {string} */
+                            status: "open" | "closed";
+                            formFields: {
+                                name: string;
+                                label: string;
+                                required: boolean;
+                                /** @enum {string} */
+                                type: "text" | "textarea" | "url" | "email" | "number";
+                            }[];
+                            createdAt: string;
+                            updatedAt: string;
+                            /** @description the vacancy's version: its ETag and what If-Match names */
+                            version: number;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createVacancy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "example"
+                 *     }
+                 */
+                "application/json": {
+                    title: string;
+                    /** @default  */
+                    description?: string;
+                    /**
+                     * @description `closed` keeps it unpublished until reopened
+                     * @default open
+                     * @enum {string}
+                     */
+                    status?: "open" | "closed";
+                    /**
+                     * @description extra questions: `{name, label, required (false), type: text|textarea|url|email|number (text)}`
+                     * @default []
+                     */
+                    formFields?: {
+                        name: string;
+                        label: string;
+                        /** @default false */
+                        required?: boolean;
+                        /**
+                         * @default text
+                         * @enum {string}
+                         */
+                        type?: "text" | "textarea" | "url" | "email" | "number";
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description created (ETag: its version) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        vacancy: {
+                            id: string;
+                            orgId: string;
+                            title: string;
+                            description: string;
+                            /** @enum {string} */
+                            status: "open" | "closed";
+                            formFields: {
+                                name: string;
+                                label: string;
+                                required: boolean;
+                                /** @enum {string} */
+                                type: "text" | "textarea" | "url" | "email" | "number";
+                            }[];
+                            createdAt: string;
+                            updatedAt: string;
+                            /** @description the vacancy's version: its ETag and what If-Match names */
+                            version: number;
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getVacancy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                vacancyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the vacancy */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        vacancy: {
+                            id: string;
+                            orgId: string;
+                            title: string;
+                            description: string;
+                            /** @enum {string} */
+                            status: "open" | "closed";
+                            formFields: {
+                                name: string;
+                                label: string;
+                                required: boolean;
+                                /** @enum {string} */
+                                type: "text" | "textarea" | "url" | "email" | "number";
+                            }[];
+                            createdAt: string;
+                            updatedAt: string;
+                            /** @description the vacancy's version: its ETag and what If-Match names */
+                            version: number;
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description VACANCY_NOT_FOUND: unknown, or another organization's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateVacancy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                vacancyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": {
+                    title?: string;
+                    description?: string;
+                    formFields?: {
+                        name: string;
+                        label: string;
+                        /** @default false */
+                        required?: boolean;
+                        /**
+                         * @default text
+                         * @enum {string}
+                         */
+                        type?: "text" | "textarea" | "url" | "email" | "number";
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description the vacancy as it is now (ETag: its version) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        vacancy: {
+                            id: string;
+                            orgId: string;
+                            title: string;
+                            description: string;
+                            /** @enum {string} */
+                            status: "open" | "closed";
+                            formFields: {
+                                name: string;
+                                label: string;
+                                required: boolean;
+                                /** @enum {string} */
+                                type: "text" | "textarea" | "url" | "email" | "number";
+                            }[];
+                            createdAt: string;
+                            updatedAt: string;
+                            /** @description the vacancy's version: its ETag and what If-Match names */
+                            version: number;
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description VACANCY_NOT_FOUND: unknown, or another organization's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PRECONDITION_FAILED: If-Match names another version of the vacancy (details: expected, actual) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    closeVacancy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                vacancyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the vacancy as it is now (ETag: its version) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        vacancy: {
+                            id: string;
+                            orgId: string;
+                            title: string;
+                            description: string;
+                            /** @enum {string} */
+                            status: "open" | "closed";
+                            formFields: {
+                                name: string;
+                                label: string;
+                                required: boolean;
+                                /** @enum {string} */
+                                type: "text" | "textarea" | "url" | "email" | "number";
+                            }[];
+                            createdAt: string;
+                            updatedAt: string;
+                            /** @description the vacancy's version: its ETag and what If-Match names */
+                            version: number;
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description VACANCY_NOT_FOUND: unknown, or another organization's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PRECONDITION_FAILED: If-Match names another version of the vacancy (details: expected, actual) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    reopenVacancy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                vacancyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the vacancy as it is now (ETag: its version) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        vacancy: {
+                            id: string;
+                            orgId: string;
+                            title: string;
+                            description: string;
+                            /** @enum {string} */
+                            status: "open" | "closed";
+                            formFields: {
+                                name: string;
+                                label: string;
+                                required: boolean;
+                                /** @enum {string} */
+                                type: "text" | "textarea" | "url" | "email" | "number";
+                            }[];
+                            createdAt: string;
+                            updatedAt: string;
+                            /** @description the vacancy's version: its ETag and what If-Match names */
+                            version: number;
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description VACANCY_NOT_FOUND: unknown, or another organization's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PRECONDITION_FAILED: If-Match names another version of the vacancy (details: expected, actual) */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listOpenVacancies: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                /** @description the organization (default: CAREERS_ORG_ID) */
+                orgId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of open vacancies */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        items: {
+                            id: string;
+                            orgId: string;
+                            title: string;
+                            description: string;
+                            /** @enum {string} */
+                            status: "open" | "closed";
+                            formFields: {
+                                name: string;
+                                label: string;
+                                required: boolean;
+                                /** @enum {string} */
+                                type: "text" | "textarea" | "url" | "email" | "number";
+                            }[];
+                            createdAt: string;
+                            updatedAt: string;
+                            /** @description the vacancy's version: its ETag and what If-Match names */
+                            version: number;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ORG_NOT_FOUND: no such organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getPublicVacancy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                vacancyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the vacancy */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        vacancy: {
+                            id: string;
+                            orgId: string;
+                            title: string;
+                            description: string;
+                            /** @enum {string} */
+                            status: "open" | "closed";
+                            formFields: {
+                                name: string;
+                                label: string;
+                                required: boolean;
+                                /** @enum {string} */
+                                type: "text" | "textarea" | "url" | "email" | "number";
+                            }[];
+                            createdAt: string;
+                            updatedAt: string;
+                            /** @description the vacancy's version: its ETag and what If-Match names */
+                            version: number;
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description VACANCY_NOT_FOUND */
             404: {
                 headers: {
                     [name: string]: unknown;

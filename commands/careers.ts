@@ -3,7 +3,9 @@ import {
   applicationDecider,
   applicationDedupeDecider,
   applicationDedupeStreamId,
+  applicationOrgOf,
   applicationStreamId,
+  checkAnswers,
   type ApplicationStatus,
   type CvFile,
 } from '../domain/careers/index.js';
@@ -12,6 +14,7 @@ import type { EventStore } from '../ports/event-store.js';
 import type { ObjectStore } from '../ports/object-store.js';
 import type { PdfReader } from '../ports/pdf-text.js';
 import type { PersonalDataVault } from '../ports/personal-data.js';
+import { loadVacancy } from './careers-vacancies.js';
 import { handleAtContextTime, type CommandContext } from './handle.js';
 
 export interface CareersPorts {
@@ -28,6 +31,8 @@ export interface ApplicantPersonalData {
   coverLetter: string | null;
   cvText: string;
   cvFilename: string;
+  /** Answers to the vacancy's extra questions, by question name (absent on applications from before vacancies). */
+  answers?: Record<string, string>;
 }
 
 export const DUPLICATE_WINDOW_MS = 24 * 3600 * 1000;
@@ -38,13 +43,27 @@ export const CV_MAX_TEXT_CHARS = 200_000;
 export const cvObjectKey = (orgId: string, applicationId: string) => `careers/${orgId}/${applicationId}/cv.pdf`;
 export const dedupeInput = (orgId: string, vacancyId: string, email: string) => `careers\n${orgId}\n${vacancyId}\n${email.trim().toLowerCase()}`;
 
+/**
+ * Where an application to `vacancyId` goes, decided on the vacancy's own stream (not a read model, so
+ * a vacancy closed a moment ago is closed here): its organization, which `claimedOrgId` (the form's
+ * `orgId` or CAREERS_ORG_ID) must agree with, and the answers to its questions, checked. Refuses
+ * VACANCY_NOT_FOUND (404), VACANCY_CLOSED (409), VACANCY_ORG_MISMATCH and VALIDATION_FAILED (400).
+ */
+export async function vacancyForApplication(store: EventStore, vacancyId: string, claimedOrgId: string | null, answers: Record<string, string>) {
+  const { state } = await loadVacancy(store, vacancyId);
+  const orgId = applicationOrgOf(state, claimedOrgId);
+  return { orgId, answers: checkAnswers(state.formFields, answers) };
+}
+
 export interface SubmitApplicationInput {
   applicationId: string;
+  /** The vacancy's organization and the checked answers: what vacancyForApplication gave. */
   orgId: string;
   vacancyId: string;
   name: string;
   email: string;
   coverLetter: string | null;
+  answers: Record<string, string>;
   cv: { bytes: Uint8Array; filename: string };
 }
 
@@ -91,6 +110,8 @@ export async function submitApplication(ports: CareersPorts, context: CommandCon
       coverLetter: input.coverLetter,
       cvText: text.pages.join('\n\n'),
       cvFilename: input.cv.filename,
+      // Sealed with the rest: the answers are the applicant's words, shredded with them.
+      answers: input.answers,
     };
     const sealed = await ports.vault.seal(applicationId, JSON.stringify(personal));
     const cv: CvFile = { key, size: input.cv.bytes.length, sha256, contentType: 'application/pdf', pages: text.pageCount, textStatus, sealed: 'pd1' };

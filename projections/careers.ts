@@ -76,6 +76,8 @@ export interface OpenedApplication {
   coverLetter: string | null;
   cvText: string | null;
   cvFilename: string | null;
+  /** Answers to the vacancy's questions ({} before vacancies had any); null once shredded. */
+  answers: Record<string, string> | null;
   cv: CvFile;
   history: StatusChange[];
   receivedAt: string;
@@ -85,7 +87,7 @@ export interface OpenedApplication {
 
 async function openView(vault: PersonalDataVault, view: ApplicationView): Promise<OpenedApplication> {
   const plain = await vault.open(view._id, view.personal).catch(() => null);
-  const p = plain ? (JSON.parse(plain) as { name: string; email: string; coverLetter: string | null; cvText: string; cvFilename: string }) : null;
+  const p = plain ? (JSON.parse(plain) as { name: string; email: string; coverLetter: string | null; cvText: string; cvFilename: string; answers?: Record<string, string> }) : null;
   return {
     id: view._id,
     orgId: view.orgId,
@@ -97,6 +99,7 @@ async function openView(vault: PersonalDataVault, view: ApplicationView): Promis
     coverLetter: p?.coverLetter ?? null,
     cvText: p?.cvText ?? null,
     cvFilename: p?.cvFilename ?? null,
+    answers: p ? (p.answers ?? {}) : null,
     cv: view.cv,
     history: view.history,
     receivedAt: view.receivedAt,
@@ -115,7 +118,7 @@ export const SEARCH_SCAN_LIMIT = 1000;
 
 /**
  * An organization's applications, newest first, filtered by vacancy and status in the read store.
- * `q` matches name, email, cover letter and CV text case-insensitively: those are sealed, so the
+ * `q` matches name, email, cover letter, CV text and answers case-insensitively: those are sealed, so the
  * candidates are opened page by page (at most SEARCH_SCAN_LIMIT per answer); a page of a search can
  * hold fewer than `limit` items while `nextCursor` still leads on.
  */
@@ -142,7 +145,7 @@ export async function listApplications(
     scanned += page.items.length;
     for (const view of page.items) {
       const opened = await openView(vault, view);
-      const haystack = [opened.name, opened.email, opened.coverLetter, opened.cvText].filter(Boolean).join('\n').toLowerCase();
+      const haystack = [opened.name, opened.email, opened.coverLetter, opened.cvText, ...Object.values(opened.answers ?? {})].filter(Boolean).join('\n').toLowerCase();
       if (haystack.includes(needle)) items.push(opened);
     }
     next = page.nextCursor;

@@ -4,6 +4,7 @@ import { orgProjectors } from './orgs.js';
 import type { Projector } from './projector.js';
 import { probesProjector } from './probes.js';
 import { careersProjector } from './careers.js';
+import { careersVacanciesProjector } from './careers-vacancies.js';
 import { runsProjector } from './runs.js';
 import { runRetentionProjector } from './runs-retention.js';
 import { workflowsProjector } from './workflows.js';
@@ -25,4 +26,4 @@ import { appDeployProjector } from './apps-deploy.js';
 import { extensionProjectors } from './extension.js';
 import { appInstanceProjectors } from './app-instances.js';
 
-export const allProjectors: Projector[] = [probesProjector, ...userProjectors, ...orgProjectors, ...cliProjectors, ...flowProjectors, runsProjector, runRetentionProjector, workflowsProjector, workersProjector, ...mcpProjectors, ...messagingProjectors, ...documentsProjectors, ...memoryProjectors, ...appsProjectors, ...webhooksProjectors, deadLettersProjector, systemTimersProjector, ...terminalProjectors, ...skillProjectors, ...assistantProjectors, ...agentProjectors, appDeployProjector, ...extensionProjectors, ...appInstanceProjectors, careersProjector];
+export const allProjectors: Projector[] = [probesProjector, ...userProjectors, ...orgProjectors, ...cliProjectors, ...flowProjectors, runsProjector, runRetentionProjector, workflowsProjector, workersProjector, ...mcpProjectors, ...messagingProjectors, ...documentsProjectors, ...memoryProjectors, ...appsProjectors, ...webhooksProjectors, deadLettersProjector, systemTimersProjector, ...terminalProjectors, ...skillProjectors, ...assistantProjectors, ...agentProjectors, appDeployProjector, ...extensionProjectors, ...appInstanceProjectors, careersProjector, careersVacanciesProjector];

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { CV_MAX_BYTES, changeApplicationStatus, deleteApplication, dedupeInput, submitApplication, type CareersPorts } from '../../commands/careers.js';
+import { CV_MAX_BYTES, changeApplicationStatus, deleteApplication, dedupeInput, submitApplication, vacancyForApplication, type CareersPorts } from '../../commands/careers.js';
 import { ALLOWED_TRANSITIONS, applicationStatusSchema, applicationStreamId } from '../../domain/careers/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import type { Services } from '../../ports/services.js';
@@ -53,6 +53,7 @@ function openToken(services: Services, sealed: string, applicationId: string): C
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
 const idPattern = /^[A-Za-z0-9_-]{1,100}$/;
+const ANSWERS_MAX_BYTES = 64 * 1024;
 
 /** The form's text fields once parsed (the CV is the file part `cv`). `website` is the honeypot: people leave it empty. */
 const applicationForm = z.strictObject({
@@ -61,14 +62,32 @@ const applicationForm = z.strictObject({
   email: z.email().max(254),
   coverLetter: z.string().max(20_000).optional(),
   orgId: z.string().regex(idPattern).optional(),
+  answers: z.string().max(ANSWERS_MAX_BYTES).optional(),
   website: z.string().max(1000).optional(),
 });
+/** The answers to a vacancy's questions arrive as one JSON field (the form's questions are the vacancy's, not ours). */
+const answersSchema = z.record(z.string().max(100), z.string().max(20_000));
+
+function parseAnswers(text: string | undefined): Record<string, string> {
+  if (text === undefined || text.trim() === '') return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ValidationError([{ field: 'body.answers', message: 'must be a JSON object of answers by question name' }]);
+  }
+  const parsed = answersSchema.safeParse(value);
+  if (!parsed.success || Array.isArray(value)) throw new ValidationError([{ field: 'body.answers', message: 'must be a JSON object of text answers by question name' }]);
+  return parsed.data;
+}
+
 const formFields = {
   vacancyId: { maxBytes: 100 },
   name: { maxBytes: 800 },
   email: { maxBytes: 254 },
   coverLetter: { maxBytes: 80_000 },
   orgId: { maxBytes: 100 },
+  answers: { maxBytes: ANSWERS_MAX_BYTES },
   website: { maxBytes: 1000 },
 };
 
@@ -82,6 +101,8 @@ const applicationSchema = z.object({
   name: z.string().nullable(),
   email: z.string().nullable(),
   coverLetter: z.string().nullable(),
+  /** Answers to the vacancy's questions by name (`{}` when it asked none); null once shredded. */
+  answers: z.record(z.string(), z.string()).nullable(),
   /** The first 500 characters of the CV's text (the whole text is searched with `q`). */
   cvExcerpt: z.string().nullable(),
   cv: z.object({
@@ -113,6 +134,7 @@ async function present(services: Services, a: OpenedApplication) {
     name: a.name,
     email: a.email,
     coverLetter: a.coverLetter,
+    answers: a.answers,
     cvExcerpt: a.cvText === null ? null : a.cvText.slice(0, 500),
     cv: { filename: a.cvFilename, size: a.cv.size, pages: a.cv.pages, textStatus: a.cv.textStatus, sha256: a.cv.sha256, downloadUrl: url.url, downloadExpiresAt: url.expiresAt },
     history: a.history,
@@ -122,7 +144,7 @@ async function present(services: Services, a: OpenedApplication) {
   };
 }
 
-const activeOrg = (orgId: string | null | undefined): string => {
+export const activeOrg = (orgId: string | null | undefined): string => {
   if (!orgId) throw new DomainError('NO_ACTIVE_ORGANIZATION', 'switch to an organization first', 'forbidden');
   return orgId;
 };
@@ -132,22 +154,24 @@ export const careerRoutes = [
     method: 'POST',
     path: '/careers/applications',
     operationId: 'submitApplication',
-    summary: 'submit an application to a vacancy (multipart: vacancyId, name, email, coverLetter?, cv as PDF ≤ 10 MiB)',
+    summary: 'submit an application to an open vacancy (multipart: vacancyId, name, email, coverLetter?, answers?, cv as PDF ≤ 10 MiB); it goes to the vacancy\'s organization',
     tag: 'Careers',
     auth: 'none',
     multipart: z.object({
-      vacancyId: z.string().meta({ description: 'the vacancy applied to' }),
-      orgId: z.string().optional().meta({ description: 'the organization of the vacancy (default: CAREERS_ORG_ID)' }),
+      vacancyId: z.string().meta({ description: 'the vacancy applied to (an open one: GET /public/careers/vacancies)' }),
+      orgId: z.string().optional().meta({ description: "older clients: the vacancy's organization (else CAREERS_ORG_ID, when set); must agree with the vacancy's (400 VACANCY_ORG_MISMATCH)" }),
       name: z.string().max(200),
       email: z.email().max(254),
       coverLetter: z.string().max(20_000).optional(),
+      answers: z.string().optional().meta({ description: 'answers to the vacancy\'s `formFields`, a JSON object by question name (≤ 64 KiB): `{"github": "https://…"}`; required ones must be there' }),
       cv: z.file().mime('application/pdf').max(CV_MAX_BYTES).meta({ description: 'the CV, a PDF of at most 10 MiB and 50 pages' }),
       website: z.string().optional().meta({ description: 'honeypot: leave empty (hidden in the form)' }),
     }),
     responses: {
       201: { description: 'received', schema: receivedSchema },
       200: { description: 'the same email applied to this vacancy less than 24 hours ago: the first application\'s id, nothing stored', schema: receivedSchema },
-      404: { description: 'ORG_NOT_FOUND: no such organization' },
+      404: { description: "VACANCY_NOT_FOUND: no such vacancy (or its organization is gone)" },
+      409: { description: 'VACANCY_CLOSED: the vacancy takes no more applications' },
       413: { description: 'FILE_TOO_LARGE: the CV is larger than 10 MiB (refused while streaming)' },
       429: { description: 'RATE_LIMITED: too many applications from this address or for this email (Retry-After)' },
     },
@@ -160,15 +184,17 @@ export const careerRoutes = [
       });
       if (!form.files.cv) throw new ValidationError([{ field: 'body.cv', message: 'required: the CV as a PDF' }]);
       const fields = parsePart('body', applicationForm, form.fields);
-      const orgId = fields.orgId ?? config.CAREERS_ORG_ID;
-      if (!orgId) throw new ValidationError([{ field: 'body.orgId', message: 'required (no CAREERS_ORG_ID is configured)' }]);
+      const answers = parseAnswers(fields.answers);
       // Per email too (a keyed hash: the address itself is not kept in the limiter).
       await services.rateLimiter.hit(`careers:email:${services.personalData.blindIndex(dedupeInput('', '', fields.email))}`, config.CAREERS_RATE_PER_EMAIL_DAY, DAY);
       if (fields.website) {
         // A bot filled the hidden field: it is told what a person is told; nothing is stored.
         return { status: 201, body: { success: true, applicationId: randomUUID(), status: 'received', duplicate: false } };
       }
-      if (!(await orgExists(services.readStore, orgId))) throw new NotFoundError('organization', 'ORG_NOT_FOUND');
+      // The organization follows from the vacancy; a form's orgId (or CAREERS_ORG_ID) must agree with it.
+      const target = await vacancyForApplication(services.eventStore, fields.vacancyId, fields.orgId ?? config.CAREERS_ORG_ID ?? null, answers);
+      const orgId = target.orgId;
+      if (!(await orgExists(services.readStore, orgId))) throw new NotFoundError('vacancy', 'VACANCY_NOT_FOUND');
       const applicationId = services.newId();
       const result = await submitApplication(portsOf(services), { ...command, orgId, workspaceId: null }, {
         applicationId,
@@ -177,6 +203,7 @@ export const careerRoutes = [
         name: fields.name,
         email: fields.email,
         coverLetter: fields.coverLetter ?? null,
+        answers: target.answers,
         cv: { bytes: form.files.cv.value, filename: form.files.cv.filename || 'cv.pdf' },
       });
       return { status: result.duplicate ? 200 : 201, body: { success: true, applicationId: result.applicationId, status: 'received', duplicate: result.duplicate } };
@@ -191,7 +218,7 @@ export const careerRoutes = [
     auth: 'bearer',
     permission: 'manage_members',
     query: pageQuery.extend({
-      vacancyId: z.string().regex(idPattern).optional(),
+      vacancyId: z.string().regex(idPattern).optional().meta({ description: "only this vacancy's applications" }),
       status: applicationStatusSchema.optional(),
       q: z.string().trim().min(1).max(200).optional(),
     }),
@@ -202,6 +229,25 @@ export const careerRoutes = [
       const orgId = activeOrg(principal?.orgId);
       const page = await listApplications(services.readStore, services.personalData, { orgId, vacancyId: query.vacancyId, status: query.status, q: query.q }, query.limit, query.cursor ?? null);
       return { status: 200, body: { success: true, items: await Promise.all(page.items.map((a) => present(services, a))), nextCursor: page.nextCursor } };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/careers/applications/{applicationId}',
+    operationId: 'getApplication',
+    summary: "one application of the active organization, as the list shows it (answers, CV excerpt and a signed, expiring CV URL)",
+    tag: 'Careers',
+    auth: 'bearer',
+    permission: 'manage_members',
+    params: applicationIdParams,
+    responses: {
+      200: { description: 'the application (`deleting: true` while a deletion is under way)', schema: z.object({ success: z.literal(true), application: applicationSchema }) },
+      404: { description: "APPLICATION_NOT_FOUND (missing, deleted or another organization's)" },
+    },
+    async handler({ params, principal, services }) {
+      const application = await getApplication(services.readStore, services.personalData, activeOrg(principal?.orgId), params.applicationId);
+      if (!application) throw new NotFoundError('application', 'APPLICATION_NOT_FOUND');
+      return { status: 200, body: { success: true, application: await present(services, application) } };
     },
   }),
   defineRoute({

@@ -43,6 +43,7 @@ import { assistantRoutes } from './assistant.js';
 import { agentRoutes } from './agents.js';
 import { objectRoutes } from './objects.js';
 import { careerRoutes } from './careers.js';
+import { careerVacancyRoutes } from './careers-vacancies.js';
 import { extensionRoutes } from './extension.js';
 import { extensionAiRoutes } from './extension-ai.js';
 import { extensionChatRoutes } from './extension-chats.js';
@@ -95,6 +96,7 @@ export const allRoutes: RouteDef[] = [
   ...agentRoutes,
   ...objectRoutes,
   ...careerRoutes,
+  ...careerVacancyRoutes,
   ...extensionRoutes,
   ...extensionAiRoutes,
   ...extensionChatRoutes,

@@ -7,7 +7,7 @@ import { TestClock } from '../support/clock.js';
 import { call } from '../support/http.js';
 import { registerUser } from '../support/identity.js';
 import { availableModes, startTestService, waitUntil, type TestService } from '../support/test-service.js';
-import { bearer, makePdf, objectStoreEnv, postForm, type Part } from './careers-support.js';
+import { bearer, makePdf, objectStoreEnv, postForm, publishVacancy, type Part } from './careers-support.js';
 import { createOrg, expectError } from './orgs-support.js';
 
 /**
@@ -23,11 +23,12 @@ for (const mode of availableModes()) {
     let svc: TestService;
     let orgId: string;
     let ownerAuth: Record<string, string>;
+    let vacancyId: string;
     let ip = 10;
     const nextIp = () => `127.0.1.${ip++}`;
 
     const form = (cv: Buffer, over: Record<string, string> = {}): Part[] => [
-      ...Object.entries({ vacancyId: 'backend-2026', orgId, name: 'Cv Owner', email: `cv-${randomBytes(4).toString('hex')}@example.test`, ...over }).map(([name, value]) => ({ name, value })),
+      ...Object.entries({ vacancyId, orgId, name: 'Cv Owner', email: `cv-${randomBytes(4).toString('hex')}@example.test`, ...over }).map(([name, value]) => ({ name, value })),
       { name: 'cv', filename: 'Owner CV.pdf', contentType: 'application/pdf', data: cv },
     ];
     const list = () => call(svc.baseUrl, 'GET', '/careers/applications?limit=100', undefined, ownerAuth);
@@ -43,6 +44,7 @@ for (const mode of availableModes()) {
       const owner = await registerUser(svc.baseUrl);
       ({ org: { id: orgId } } = await createOrg(svc, owner));
       ownerAuth = bearer((await call(svc.baseUrl, 'POST', '/orgs/switch', { orgId }, owner.auth)).body.token);
+      vacancyId = await publishVacancy(svc.baseUrl, ownerAuth);
     });
     after(async () => svc?.stop());
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
-import { checkResponse } from '../support/http.js';
+import { call, checkResponse } from '../support/http.js';
 
 /** Helpers of the careers API tests (careers.test.ts, careers-shredding.test.ts): PDFs, multipart posts, the object store per mode. */
 
@@ -69,3 +69,10 @@ export function objectStoreEnv(mode: string): Record<string, string> {
   return { OBJECT_STORE: 's3', S3_PREFIX: `careers-test-${randomBytes(4).toString('hex')}/`, ...Object.fromEntries(keys.filter((k) => process.env[k]).map((k) => [k, process.env[k]!])) };
 }
 
+
+/** Publishes a vacancy in the organization `auth` is switched to (a manager's token); answers its id. */
+export async function publishVacancy(baseUrl: string, auth: Record<string, string>, body: Record<string, unknown> = {}): Promise<string> {
+  const res = await call(baseUrl, 'POST', '/careers/vacancies', { title: 'Backend engineer', description: 'Queues and logs.', ...body }, auth);
+  if (res.status !== 201) throw new Error(`publishing a vacancy answered ${res.status}: ${res.text}`);
+  return res.body.vacancy.id as string;
+}

@@ -8,7 +8,7 @@ import { careersProjector, listApplications } from '../../projections/careers.js
 import { call } from '../support/http.js';
 import { registerUser, type RegisteredUser } from '../support/identity.js';
 import { availableModes, startTestService, waitUntil, type TestService } from '../support/test-service.js';
-import { bearer, makePdf, objectStoreEnv, postForm, type Part } from './careers-support.js';
+import { bearer, makePdf, objectStoreEnv, postForm, publishVacancy, type Part } from './careers-support.js';
 import { addMember, createOrg, expectError } from './orgs-support.js';
 
 /**
@@ -24,13 +24,15 @@ for (const mode of availableModes()) {
     let ownerAuth: Record<string, string>;
     let orgId: string;
     let cv: Buffer;
+    /** Vacancies published in `before`: backend (the form's default), frontend, and v0…v3 for the per-email limit. */
+    const vacancy: Record<string, string> = {};
     const logLines: string[] = [];
     const applicantEmails: string[] = [];
     let ip = 10;
     const nextIp = () => `127.0.0.${ip++}`;
 
     const form = (over: Record<string, string | undefined> = {}, file: Buffer | null = cv): Part[] => {
-      const fields: Record<string, string | undefined> = { vacancyId: 'backend-2026', orgId, name: 'Jane Applicant', email: `jane-${randomBytes(4).toString('hex')}@example.test`, coverLetter: 'I build queues.', ...over };
+      const fields: Record<string, string | undefined> = { vacancyId: vacancy.backend, orgId, name: 'Jane Applicant', email: `jane-${randomBytes(4).toString('hex')}@example.test`, coverLetter: 'I build queues.', ...over };
       if (fields.email) applicantEmails.push(fields.email);
       const parts: Part[] = Object.entries(fields)
         .filter((e): e is [string, string] => e[1] !== undefined)
@@ -53,6 +55,7 @@ for (const mode of availableModes()) {
       const switched = await call(svc.baseUrl, 'POST', '/orgs/switch', { orgId }, owner.auth);
       expect(switched.status, switched.text).to.equal(200);
       ownerAuth = bearer(switched.body.token);
+      for (const name of ['backend', 'frontend', 'v0', 'v1', 'v2', 'v3']) vacancy[name] = await publishVacancy(svc.baseUrl, ownerAuth, { title: name });
       cv = await makePdf(['Jane Applicant', 'Distributed systems engineer: Kafka, event sourcing, TypeScript.']);
     });
     after(async () => svc?.stop());
@@ -63,7 +66,7 @@ for (const mode of availableModes()) {
       expect(res.status, res.text).to.equal(201);
       expect(res.body).to.include({ success: true, status: 'received', duplicate: false });
       const item = await listed(res.body.applicationId);
-      expect(item).to.include({ vacancyId: 'backend-2026', status: 'received', name: 'Jane Applicant', email, coverLetter: 'I build queues.' });
+      expect(item).to.include({ vacancyId: vacancy.backend, status: 'received', name: 'Jane Applicant', email, coverLetter: 'I build queues.' });
       expect(item.cvExcerpt).to.contain('Kafka, event sourcing');
       expect(item.cv).to.include({ filename: 'Jane CV.pdf', size: cv.length, pages: 1, textStatus: 'ok' });
       expect(Date.parse(item.cv.downloadExpiresAt) - Date.now()).to.be.within(800_000, 901_000);
@@ -85,12 +88,12 @@ for (const mode of availableModes()) {
       const again = await postForm(svc.baseUrl, form({ email: email.toUpperCase(), name: 'Someone Else' }), nextIp());
       expect(again.status, again.text).to.equal(200);
       expect(again.body).to.include({ applicationId: first.body.applicationId, duplicate: true });
-      const otherVacancy = await postForm(svc.baseUrl, form({ email, vacancyId: 'frontend-2026' }), nextIp());
+      const otherVacancy = await postForm(svc.baseUrl, form({ email, vacancyId: vacancy.frontend }), nextIp());
       expect(otherVacancy.status, otherVacancy.text).to.equal(201);
       expect(otherVacancy.body.applicationId).to.not.equal(first.body.applicationId);
       await listed(otherVacancy.body.applicationId);
       const mine = ((await list('?limit=100')).body.items as any[]).filter((a) => a.email?.toLowerCase() === email);
-      expect(mine.map((a) => a.vacancyId).sort()).to.deep.equal(['backend-2026', 'frontend-2026']);
+      expect(mine.map((a) => a.vacancyId).sort()).to.deep.equal([vacancy.backend, vacancy.frontend].sort());
     });
 
     it('refuses bad input with a stable code naming the field', async () => {
@@ -119,7 +122,11 @@ for (const mode of availableModes()) {
       expectError(await call(svc.baseUrl, 'POST', '/careers/applications', 'vacancyId=v&name=n', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
       const json = await call(svc.baseUrl, 'POST', '/careers/applications', { vacancyId: 'v', name: 'n', email: 'a@b.test' });
       expectError(json, 415, 'UNSUPPORTED_MEDIA_TYPE');
-      expectError(await postForm(svc.baseUrl, form({ orgId: 'no-such-org' }), nextIp()), 404, 'ORG_NOT_FOUND');
+      // The organization follows from the vacancy: a form naming another one contradicts it.
+      const otherOrg = await postForm(svc.baseUrl, form({ orgId: 'no-such-org' }), nextIp());
+      expectError(otherOrg, 400, 'VACANCY_ORG_MISMATCH');
+      expect(otherOrg.body.error.details.field).to.equal('body.orgId');
+      expectError(await postForm(svc.baseUrl, form({ vacancyId: 'no-such-vacancy' }), nextIp()), 404, 'VACANCY_NOT_FOUND');
     });
 
     it('rate-limits per address and per email; a filled honeypot is told "received" and nothing is stored', async () => {
@@ -133,8 +140,8 @@ for (const mode of availableModes()) {
       expect(Number(limited.headers['retry-after'])).to.be.greaterThan(0);
 
       const email = `often-${randomBytes(4).toString('hex')}@example.test`;
-      for (let i = 0; i < 3; i++) expect((await postForm(svc.baseUrl, form({ email, vacancyId: `v${i}` }), nextIp())).status).to.equal(201);
-      expectError(await postForm(svc.baseUrl, form({ email, vacancyId: 'v9' }), nextIp()), 429, 'RATE_LIMITED');
+      for (let i = 0; i < 3; i++) expect((await postForm(svc.baseUrl, form({ email, vacancyId: vacancy[`v${i}`] }), nextIp())).status).to.equal(201);
+      expectError(await postForm(svc.baseUrl, form({ email, vacancyId: vacancy.v3 }), nextIp()), 429, 'RATE_LIMITED');
     });
 
     it('moves an application only along the allowed transitions, each change recorded with who and why', async () => {

@@ -7,7 +7,7 @@ import { TestClock } from '../support/clock.js';
 import { call } from '../support/http.js';
 import { registerUser, type RegisteredUser } from '../support/identity.js';
 import { availableModes, startTestService, waitUntil, type TestService } from '../support/test-service.js';
-import { bearer, makePdf, objectStoreEnv, postForm } from './careers-support.js';
+import { bearer, makePdf, objectStoreEnv, postForm, publishVacancy } from './careers-support.js';
 import { createOrg } from './orgs-support.js';
 
 /**
@@ -24,6 +24,7 @@ for (const mode of availableModes()) {
     let owner: RegisteredUser;
     let orgId: string;
     let ownerAuth: Record<string, string>;
+    let vacancyId: string;
     // The sweep's own clock is moved, not the service's (its sign-in tokens would expire).
     const sweep = (aheadMs = 0) =>
       sweepOrphanObjects({ eventStore: svc.services.eventStore, objects: svc.services.objects, logger: svc.services.logger, now: () => new Date(clock.now().getTime() + aheadMs), graceMs: HOUR });
@@ -35,13 +36,14 @@ for (const mode of availableModes()) {
       owner = await registerUser(svc.baseUrl);
       ({ org: { id: orgId } } = await createOrg(svc, owner));
       ownerAuth = bearer((await call(svc.baseUrl, 'POST', '/orgs/switch', { orgId }, owner.auth)).body.token);
+      vacancyId = await publishVacancy(svc.baseUrl, ownerAuth);
     });
     after(async () => svc?.stop());
 
     it('removes app-instance uploads and CVs no event names once past the grace period, and keeps the rest', async () => {
       // Named by the log: an application's CV, an app instance's file.
       const submitted = await postForm(svc.baseUrl, [
-        ...Object.entries({ vacancyId: 'v1', orgId, name: 'Kept Applicant', email: `kept-${randomBytes(4).toString('hex')}@example.test` }).map(([name, value]) => ({ name, value })),
+        ...Object.entries({ vacancyId, orgId, name: 'Kept Applicant', email: `kept-${randomBytes(4).toString('hex')}@example.test` }).map(([name, value]) => ({ name, value })),
         { name: 'cv', filename: 'cv.pdf', contentType: 'application/pdf', data: await makePdf(['Kept']) },
       ], '127.0.2.1');
       expect(submitted.status, submitted.text).to.equal(201);
@@ -74,7 +76,7 @@ for (const mode of availableModes()) {
 
     it("removes the CV left by a delete stopped halfway (the application's deletion began)", async () => {
       const submitted = await postForm(svc.baseUrl, [
-        ...Object.entries({ vacancyId: 'v1', orgId, name: 'Half Deleted', email: `half-${randomBytes(4).toString('hex')}@example.test` }).map(([name, value]) => ({ name, value })),
+        ...Object.entries({ vacancyId, orgId, name: 'Half Deleted', email: `half-${randomBytes(4).toString('hex')}@example.test` }).map(([name, value]) => ({ name, value })),
         { name: 'cv', filename: 'cv.pdf', contentType: 'application/pdf', data: await makePdf(['Half']) },
       ], '127.0.2.2');
       const id = submitted.body.applicationId;
