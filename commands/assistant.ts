@@ -17,6 +17,7 @@ import type { SkillsReadModel } from '../ports/skills.js';
 import type { StreamSignals } from '../ports/stream-signals.js';
 import { runAgentLoop, type AgentTool, type LoopEvent, type LoopOutcome } from './agents-loop.js';
 import { assistantTools } from './assistant-tools.js';
+import { DeltaRecorder } from './assistant-deltas.js';
 import { loopSkills } from './skills-tools.js';
 import { handleAtContextTime, loadState, type CommandContext, type HandleResult, type WithoutAt } from './handle.js';
 
@@ -27,7 +28,8 @@ import { handleAtContextTime, loadState, type CommandContext, type HandleResult,
  * content). A conversation (`assistantconv-<id>`) holds one generation at a time: the user's
  * message and the reply it starts are one event (UserMessageSent); tool calls and results are
  * recorded as they happen; the reply ends with GenerationCompleted or GenerationCancelled (the
- * partial answer kept). Text deltas go to the SSE client only; the final text is in the log.
+ * partial answer kept). A streamed reply's text deltas are logged too (coalesced), so its stream
+ * can be resumed from the log; a JSON reply logs only its final text.
  */
 export interface AssistantPorts {
   eventStore: EventStore;
@@ -147,6 +149,8 @@ async function generate(
   const settings = ports.settings;
   const record = (cmd: WithoutAt<AssistantCommand>) => command(ports.eventStore, { ...context, causationId: replyId, now: ports.now() }, conversationId, cmd);
   const stopWatching = watchForCancel(ports, conversationId, replyId, controller);
+  // A streamed reply's text is logged as it goes, so its stream can be resumed; a JSON reply's is not (only the final text).
+  const deltas = input.stream ? new DeltaRecorder(replyId, record) : null;
   try {
     const skills = await loopSkills(ports.skills, scope);
     const tools: AgentTool[] = [...assistantTools({ eventStore: ports.eventStore, reads: ports.reads, sealer: ports.sealer, now: ports.now }, { scope, command: context, replyId, onFlowChanged: input.onFlowChanged }), ...skills.tools];
@@ -164,6 +168,8 @@ async function generate(
       signal: controller.signal,
       stream: input.stream,
       async onEvent(event) {
+        if (event.type === 'text.delta') deltas?.take(event.iteration, event.text);
+        else if (event.type === 'tool.called' || event.type === 'tool.result') await deltas?.flush();
         if (event.type === 'tool.called') {
           await record({ type: 'RecordToolCall', replyId, toolCallId: event.call.id, name: event.call.name, input: event.call.input, iteration: event.iteration });
         } else if (event.type === 'tool.result') {
@@ -174,6 +180,7 @@ async function generate(
         await Promise.resolve(input.onEvent?.(event)).catch(() => undefined);
       },
     });
+    await deltas?.flush();
     const result =
       outcome.finishReason === 'cancelled'
         ? await record({ type: 'CancelGeneration', replyId, content: outcome.text, usage: usageSummary(outcome), cost: outcome.cost })
@@ -187,6 +194,7 @@ async function generate(
     const e = err as { code?: unknown; message?: unknown };
     const error = { code: typeof e?.code === 'string' ? e.code : 'ASSISTANT_FAILED', message: err instanceof Error ? err.message : String(err) };
     ports.logger.warn({ err, conversationId, replyId }, 'assistant reply failed');
+    await deltas?.flush().catch(() => undefined);
     const zero = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
     const result = await record({ type: 'CompleteGeneration', replyId, content: '', finishReason: 'error', iterations: 0, toolCalls: 0, usage: zero, cost: 0, error });
     input.onEvent && (await Promise.resolve(input.onEvent({ type: 'finished', outcome: { text: '', finishReason: 'error', iterations: 0, toolCalls: 0, usage: { ...zero, cachedTokens: 0, cacheWriteTokens: 0 }, cost: 0, messages: [], modelMs: 0, error } })).catch(() => undefined));

@@ -8,7 +8,6 @@ import {
   sendMessage,
   type AssistantPorts,
 } from '../../commands/assistant.js';
-import type { LoopEvent } from '../../commands/agents-loop.js';
 import {
   ASSISTANT_LIMITS,
   conversationNotFound,
@@ -23,7 +22,8 @@ import {
 import { flowStreamId } from '../../domain/flows/index.js';
 import type { Services } from '../../ports/services.js';
 import { conversationMessages, getConversation, listConversations, type ConversationDoc, type MessageDoc } from '../../projections/assistant.js';
-import { openSse, sseReply, type SseWriter } from '../sse.js';
+import { followLog, lastEventIdOf, openSse, sseReply } from '../sse.js';
+import { replyFramesAfter, replyOfRevision } from './assistant-stream.js';
 import { defineRoute, type RouteInput } from '../route.js';
 import { pageQuery } from './pagination.js';
 
@@ -112,18 +112,25 @@ const sendBody = z.strictObject({
   stream: z.boolean().default(false).describe('true: answer text/event-stream (message.started, message.delta, tool.called, tool.result, message.completed, error; ping every 15 s)'),
 });
 
-/** The SSE frame a loop event becomes (null: not sent). */
-function sseOf(replyId: string, event: LoopEvent) {
-  switch (event.type) {
-    case 'text.delta':
-      return { event: 'message.delta', data: { messageId: replyId, text: event.text } };
-    case 'tool.called':
-      return { event: 'tool.called', data: { messageId: replyId, toolCallId: event.call.id, name: event.call.name, input: event.call.input, iteration: event.iteration } };
-    case 'tool.result':
-      return { event: 'tool.result', data: { messageId: replyId, toolCallId: event.result.toolCallId, name: event.result.name, content: event.result.content, isError: event.result.isError, iteration: event.iteration } };
-    default:
-      return null;
-  }
+
+/** Streams `replyId` from the log after revision `after` until it ended; `beforeEnd` runs before the closing frames (read-your-writes of what the reply changed). */
+function streamReply(input: AnyInput, replyId: string, after: number, beforeEnd: () => Promise<void>) {
+  const { services, params } = input;
+  // Before the answer starts: a process at its bound of waiters answers 503 instead of a broken stream.
+  const watch = services.streamSignals.watch(conversationStreamId(params.conversationId));
+  const sse = openSse(input.koa, { headers: { 'X-Message-Id': replyId } });
+  void followLog(sse, {
+    after,
+    read: (from) =>
+      replyFramesAfter(services.eventStore, params.conversationId, replyId, from, async (state) => {
+        await beforeEnd();
+        const reply = messageOf(state, replyId);
+        return [...(reply?.error ? [{ event: 'error', data: reply.error }] : []), { event: 'message.completed', data: { message: reply } }];
+      }),
+    watch,
+    pollMs: 1_000,
+  });
+  return sseReply();
 }
 
 export const assistantRoutes = [
@@ -203,7 +210,7 @@ export const assistantRoutes = [
     path: '/assistant/conversations/{conversationId}/messages',
     operationId: 'sendAssistantMessage',
     summary:
-      'send a message; the assistant answers with its tools (read flows, runs and node types, explain a failed run, create or change flows) and the active skills. JSON when done, or with stream: true Server-Sent Events',
+      'send a message; the assistant answers with its tools (read flows, runs and node types, explain a failed run, create or change flows) and the active skills. JSON when done, or with stream: true Server-Sent Events (each frame with `id:`, the conversation stream revision). With a `Last-Event-ID` header it sends nothing new: it resumes the stream of the reply that event belongs to, from the log',
     tag, auth,
     params: conversationParams,
     body: sendBody,
@@ -218,19 +225,16 @@ export const assistantRoutes = [
     async handler(input) {
       const { services, params, body } = input;
       const streamId = conversationStreamId(params.conversationId);
+      // Resuming a dropped stream: nothing is sent; the reply the id belongs to is replayed from the log.
+      const lastEventId = lastEventIdOf(input.koa, /^\d{1,10}$/);
+      if (lastEventId !== null) {
+        await visibleConversation(input, params.conversationId);
+        const after = Number(lastEventId);
+        const replyId = await replyOfRevision(services.eventStore, params.conversationId, after);
+        return streamReply(input, replyId, after, async () => undefined);
+      }
       const messageId = services.newId();
       const replyId = services.newId();
-      // Events the loop emits before the stream is open are kept and sent first.
-      const pending: Array<{ event: string; data: unknown }> = [];
-      let sse: SseWriter | null = null;
-      let chain: Promise<void> = Promise.resolve();
-      const forward = (frame: { event: string; data: unknown }) => {
-        if (!sse) pending.push(frame);
-        else {
-          const out = sse;
-          chain = chain.then(() => out.send(frame));
-        }
-      };
       // Flows the tools changed: the answer waits for their read model too, as the editor's own writes do.
       const flowsChanged = new Map<string, number>();
       const settleFlows = async () => {
@@ -238,7 +242,6 @@ export const assistantRoutes = [
       };
       const sent = await sendMessage(assistantPorts(services), input.command, scopeOf(input), params.conversationId, {
         messageId, replyId, content: body.content, stream: body.stream,
-        onEvent: body.stream ? (event) => { const frame = sseOf(replyId, event); if (frame) forward(frame); } : undefined,
         onFlowChanged: (flowId, position) => { if (position !== null) flowsChanged.set(flowId, position); },
       });
       if (!body.stream) {
@@ -248,20 +251,11 @@ export const assistantRoutes = [
         return { status: 200, body: { success: true, message: messageOf(done.state, messageId), reply: messageOf(done.state, replyId) } };
       }
       await input.settle(sent.sent.position, streamId);
-      sse = openSse(input.koa, { headers: { 'X-Message-Id': replyId } });
-      const out = sse;
-      await out.send({ event: 'message.started', data: { conversationId: params.conversationId, messageId, replyId } });
-      for (const frame of pending.splice(0)) chain = chain.then(() => out.send(frame));
-      void (async () => {
-        const done = await sent.done;
+      // From the user's message on, the frames are the log's (ids: revisions), as a resumed stream's.
+      return streamReply(input, replyId, sent.sent.revision - 1, async () => {
+        await sent.done;
         await settleFlows();
-        await chain;
-        const reply = messageOf(done.state, replyId);
-        if (reply?.error) await out.send({ event: 'error', data: reply.error });
-        await out.send({ event: 'message.completed', data: { message: reply } });
-        out.close();
-      })().catch(() => out.close());
-      return sseReply();
+      });
     },
   }),
   defineRoute({

@@ -14,6 +14,7 @@ export type AssistantCommand =
   | { type: 'DeleteConversation'; scope: ConversationScope; at: string }
   | { type: 'SendMessage'; scope: ConversationScope; messageId: string; replyId: string; content: string; provider: string; model: string; at: string }
   | { type: 'RecordToolCall'; replyId: string; toolCallId: string; name: string; input: Record<string, unknown>; iteration: number; at: string }
+  | { type: 'RecordTextDelta'; replyId: string; iteration: number; text: string; at: string }
   | { type: 'RecordToolResult'; replyId: string; toolCallId: string; name: string; content: string; isError: boolean; iteration: number; at: string }
   | {
       type: 'CompleteGeneration';
@@ -72,6 +73,9 @@ export function decideConversation(command: AssistantCommand, state: Conversatio
     case 'RecordToolCall':
       if (state.deleted || state.running !== command.replyId) return [];
       return [{ type: 'AssistantToolCalled', data: { replyId: command.replyId, toolCallId: command.toolCallId, name: command.name, input: cutInput(command.input), iteration: command.iteration, at } }];
+    case 'RecordTextDelta':
+      if (state.deleted || state.running !== command.replyId || command.text === '') return [];
+      return [{ type: 'AssistantTextDelta', data: { replyId: command.replyId, iteration: command.iteration, text: command.text, at } }];
     case 'RecordToolResult':
       if (state.deleted || state.running !== command.replyId) return [];
       return [{ type: 'AssistantToolResulted', data: { replyId: command.replyId, toolCallId: command.toolCallId, name: command.name, content: cut(command.content), isError: command.isError, iteration: command.iteration, at } }];

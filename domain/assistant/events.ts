@@ -26,6 +26,8 @@ export const assistantEventSchemas = {
   UserMessageSent: z.object({ messageId: z.string(), replyId: z.string(), content: z.string(), provider: z.string(), model: z.string(), at: z.string() }),
   AssistantToolCalled: z.object({ replyId: z.string(), toolCallId: z.string(), name: z.string(), input: z.record(z.string(), z.unknown()), iteration: z.number().int(), at: z.string() }),
   AssistantToolResulted: z.object({ replyId: z.string(), toolCallId: z.string(), name: z.string(), content: z.string(), isError: z.boolean(), iteration: z.number().int(), at: z.string() }),
+  /** Streamed text of the running reply, several deltas coalesced per append (only for a streamed reply): what a resumed stream replays. */
+  AssistantTextDelta: z.object({ replyId: z.string(), iteration: z.number().int(), text: z.string(), at: z.string() }),
   GenerationCompleted: z.object({
     replyId: z.string(),
     content: z.string(),

@@ -80,6 +80,11 @@ export function evolveConversation(state: ConversationState, event: AssistantEve
       const d = event.data;
       return { ...state, messages: updateMessage(state, d.replyId, (m) => ({ ...m, tools: [...m.tools, { toolCallId: d.toolCallId, name: d.name, input: d.input, iteration: d.iteration, result: null }] })) };
     }
+    case 'AssistantTextDelta': {
+      // The partial answer as streamed so far: what a cancel recorded by another process keeps.
+      const d = event.data;
+      return { ...state, messages: updateMessage(state, d.replyId, (m) => ({ ...m, content: m.content + d.text })) };
+    }
     case 'AssistantToolResulted': {
       const d = event.data;
       return {

@@ -6,6 +6,7 @@ import { call } from '../support/http.js';
 import { registerUser, type RegisteredUser } from '../support/identity.js';
 import { availableModes, startTestService, waitUntil, type TestService } from '../support/test-service.js';
 import { expectError } from './flows-support.js';
+import { readSse } from '../support/sse-client.js';
 
 interface Frame {
   event: string;
@@ -177,6 +178,36 @@ for (const mode of availableModes()) {
       expect(completed.content).to.contain('llm');
       const replyId = frames[0].data.replyId;
       expect(completed.id).to.equal(replyId);
+    });
+
+    it('a dropped stream resumes with Last-Event-ID from the log: the rest of the reply, no frame twice, ids increasing', async () => {
+      const id = await newConversation(alice);
+      const words = Array.from({ length: 30 }, (_, i) => `w${i}`).join(' ');
+      const url = `${svc.baseUrl}/assistant/conversations/${id}/messages`;
+      const post = (headers: Record<string, string> = {}) => ({ method: 'POST', headers: { ...alice.auth, ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ content: `slow 60\n${words}`, stream: true }) });
+      const first = await readSse(url, post(), (e) => e.event === 'message.delta' && e.data.text.includes('w3'));
+      expect(first.status).to.equal(200);
+      expect(first.events[0].event).to.equal('message.started');
+      const lastId = first.events.at(-1)!.id!;
+      expect(lastId, 'every frame carries its revision').to.match(/^\d+$/);
+      const rest = await readSse(url, post({ 'Last-Event-ID': lastId }));
+      expect(rest.status).to.equal(200);
+      const ids = rest.events.filter((e) => e.event !== 'ping').map((e) => Number(e.id));
+      expect(ids.every((n) => n > Number(lastId)), `resumed after ${lastId}: ${ids}`).to.equal(true);
+      expect(rest.events.at(-1)!.event).to.equal('message.completed');
+      const reply = rest.events.at(-1)!.data.message;
+      expect(reply.status).to.equal('completed');
+      const streamed = [...first.events, ...rest.events].filter((e) => e.event === 'message.delta').map((e) => e.data.text).join('');
+      expect(streamed).to.equal(reply.content);
+      expect(reply.content).to.contain('w29');
+      // Resuming nothing new was sent: one user message and its reply.
+      expect((await as(alice, 'GET', `/assistant/conversations/${id}`)).body.messages).to.have.length(2);
+      // A finished reply replays whole from its first event; bad ids are 400 naming the header; another user's conversation 404.
+      const whole = await readSse(url, post({ 'Last-Event-ID': first.events[0].id! }));
+      expect(whole.events.at(-1)!.event).to.equal('message.completed');
+      expectError(await call(svc.baseUrl, 'POST', `/assistant/conversations/${id}/messages`, { content: 'x', stream: true }, { ...alice.auth, 'Last-Event-ID': 'abc' }), 400, 'VALIDATION_FAILED', 'headers.last-event-id');
+      expectError(await call(svc.baseUrl, 'POST', `/assistant/conversations/${id}/messages`, { content: 'x', stream: true }, { ...alice.auth, 'Last-Event-ID': '0' }), 400, 'VALIDATION_FAILED', 'headers.last-event-id');
+      expectError(await call(svc.baseUrl, 'POST', `/assistant/conversations/${id}/messages`, { content: 'x', stream: true }, { ...bob.auth, 'Last-Event-ID': lastId }), 404, 'CONVERSATION_NOT_FOUND');
     });
 
     it('cancel stops the reply within 1 s, records GenerationCancelled and keeps the partial answer; 409 while busy', async () => {
