@@ -26,7 +26,7 @@ import { Sampler, heapProbeNodeArgs } from './sampler.js';
 import { verify, verifyFlows, type CheckResult } from './verify.js';
 import { FaultInjector, latestFaultStartMs, planFaults, RECOVERY_GRACE_MS } from './faults.js';
 import { diagnose } from './diagnose.js';
-import { registerUser } from '../support/identity.js';
+import { login, registerUser, type RegisteredUser } from '../support/identity.js';
 
 interface Options {
   minutes: number;
@@ -193,6 +193,8 @@ async function soakOne(mode: 'embedded' | 'distributed', o: Options): Promise<bo
       console.log(`[${label}] ${kind.padEnd(12)} ${String(c.ok).padStart(6)} ok ${String(c.failed).padStart(4)} failed${injector ? ` ${String(c.excused).padStart(4)} during faults` : ''}  ${(c.ok / elapsed).toFixed(1).padStart(6)}/s  p50 ${q(0.5)} ms  p99 ${q(0.99)} ms`);
     }
 
+    // Access tokens last JWT_TTL_SECONDS (1 h): a soak that long checks with fresh ones, as a client would.
+    await renewTokens(baseUrl, [operator, ...actors.map((a) => a.user)]);
     for (const line of await reportMcp(baseUrl, mcp)) console.log(`[${label}] ${line}`);
     const checks: CheckResult[] = [];
     checks.push({ name: injector ? `no operation failed under load, but during a fault or ${RECOVERY_GRACE_MS / 1000} s after it` : 'no operation failed under load', checked: operationsDone(), problems: failures });
@@ -257,3 +259,12 @@ for (const mode of options.modes) {
 }
 console.log(`soak: ${allOk ? 'PASS' : 'FAIL'} (seed ${options.seed}; replay with --seed ${options.seed})`);
 process.exit(allOk ? 0 : 1);
+
+/** Logs each user in again and puts the new token into the same `auth` object every acknowledged write holds. */
+async function renewTokens(baseUrl: string, users: RegisteredUser[]): Promise<void> {
+  for (const user of users) {
+    const res = await login(baseUrl, user.email, user.password);
+    if (!res.auth) throw new Error(`logging ${user.email} in again for the checks answered ${res.status}`);
+    Object.assign(user.auth, res.auth);
+  }
+}

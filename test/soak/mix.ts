@@ -170,6 +170,8 @@ export async function runOp(kind: OpKind, baseUrl: string, actor: Actor, mcp: So
     case 'login': {
       const res = await login(baseUrl, actor.user.email, actor.user.password);
       if (res.status !== 200) throw new Error(`POST /auth/login answered ${res.status}`);
+      // The fresh token from now on (a soak longer than JWT_TTL_SECONDS would otherwise end in 401s).
+      Object.assign(actor.user.auth, res.auth);
       return;
     }
   }
