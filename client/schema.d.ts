@@ -2897,7 +2897,7 @@ export interface paths {
         };
         /** get a skill with its content (ETag: its version) */
         get: operations["getSkill"];
-        /** replace name, description and content (If-Match optional: 412 when the skill moved on) */
+        /** replace name, description and content, and the global switch when `enabled` is given (the body POST takes; If-Match optional: 412 when the skill moved on) */
         put: operations["updateSkill"];
         post?: never;
         /** delete a skill (its per-flow overrides go with it; its slot is given back to the owner) */
@@ -28439,6 +28439,8 @@ export interface operations {
                     description: string;
                     /** @description the instructions, at most 20000 characters (400 SKILL_CONTENT_TOO_LONG beyond) */
                     content: string;
+                    /** @description the global switch, as POST /skills takes it; absent: unchanged */
+                    enabled?: boolean;
                 };
             };
         };
