@@ -33008,6 +33008,12 @@ export interface operations {
                         /** @constant */
                         success: true;
                         items: {
+                            /** @description the chat's id */
+                            id: string;
+                            /**
+                             * @deprecated
+                             * @description deprecated alias of `id`, removed in the next version
+                             */
                             chatId: string;
                             /** @constant */
                             source: "web-extension";
@@ -33099,6 +33105,12 @@ export interface operations {
                         /** @constant */
                         success: true;
                         chat: {
+                            /** @description the chat's id */
+                            id: string;
+                            /**
+                             * @deprecated
+                             * @description deprecated alias of `id`, removed in the next version
+                             */
                             chatId: string;
                             /** @constant */
                             source: "web-extension";
@@ -33194,6 +33206,12 @@ export interface operations {
                         /** @constant */
                         success: true;
                         chat: {
+                            /** @description the chat's id */
+                            id: string;
+                            /**
+                             * @deprecated
+                             * @description deprecated alias of `id`, removed in the next version
+                             */
                             chatId: string;
                             /** @constant */
                             source: "web-extension";
@@ -33270,7 +33288,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description {success, chatId} */
+            /** @description {success, deleted, id} (chatId: deprecated alias of id) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -33279,6 +33297,13 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
+                        /** @constant */
+                        deleted: true;
+                        id: string;
+                        /**
+                         * @deprecated
+                         * @description deprecated alias of `id`, removed in the next version
+                         */
                         chatId: string;
                     };
                 };
@@ -33362,6 +33387,12 @@ export interface operations {
                         /** @constant */
                         success: true;
                         chat: {
+                            /** @description the chat's id */
+                            id: string;
+                            /**
+                             * @deprecated
+                             * @description deprecated alias of `id`, removed in the next version
+                             */
                             chatId: string;
                             /** @constant */
                             source: "web-extension";
@@ -33483,6 +33514,12 @@ export interface operations {
                         /** @constant */
                         success: true;
                         chat: {
+                            /** @description the chat's id */
+                            id: string;
+                            /**
+                             * @deprecated
+                             * @description deprecated alias of `id`, removed in the next version
+                             */
                             chatId: string;
                             /** @constant */
                             source: "web-extension";
@@ -33578,7 +33615,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description {success, chatId, version, latestVersion, title, messages, at} */
+            /** @description {success, id, version, latestVersion, title, messages, at} (id: the chat's; chatId: deprecated alias of id) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -33587,6 +33624,11 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
+                        id: string;
+                        /**
+                         * @deprecated
+                         * @description deprecated alias of `id`, removed in the next version
+                         */
                         chatId: string;
                         version: number;
                         latestVersion: number;
