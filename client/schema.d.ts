@@ -3348,7 +3348,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** the default model and the allowed list (service variables EXTENSION_DEFAULT_MODEL, EXTENSION_ALLOWED_MODELS; else offline and the catalogue of the providers the caller can use) */
+        /** the default model and the allowed list (the organization's settings, else the service variables EXTENSION_DEFAULT_MODEL, EXTENSION_ALLOWED_MODELS; else the first configured provider's default model, offline only when none is configured, and the catalogue of the providers the caller can use) */
         get: operations["extensionModels"];
         put?: never;
         post?: never;
