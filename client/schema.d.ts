@@ -2897,7 +2897,7 @@ export interface paths {
         };
         /** get a skill with its content (ETag: its version) */
         get: operations["getSkill"];
-        /** replace name, description and content (If-Match optional: 412 when the skill moved on) */
+        /** replace name, description and content, and the global switch when `enabled` is given (the body POST takes; If-Match optional: 412 when the skill moved on) */
         put: operations["updateSkill"];
         post?: never;
         /** delete a skill (its per-flow overrides go with it; its slot is given back to the owner) */
@@ -3453,7 +3453,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** the default model and the allowed list (service variables EXTENSION_DEFAULT_MODEL, EXTENSION_ALLOWED_MODELS; else offline and the catalogue of the providers the caller can use) */
+        /** the default model and the allowed list (the organization's settings, else the service variables EXTENSION_DEFAULT_MODEL, EXTENSION_ALLOWED_MODELS; else the first configured provider's default model, offline only when none is configured, and the catalogue of the providers the caller can use) */
         get: operations["extensionModels"];
         put?: never;
         post?: never;
@@ -28544,6 +28544,8 @@ export interface operations {
                     description: string;
                     /** @description the instructions, at most 20000 characters (400 SKILL_CONTENT_TOO_LONG beyond) */
                     content: string;
+                    /** @description the global switch, as POST /skills takes it; absent: unchanged */
+                    enabled?: boolean;
                 };
             };
         };
@@ -34095,6 +34097,12 @@ export interface operations {
                         /** @constant */
                         success: true;
                         items: {
+                            /** @description the chat's id */
+                            id: string;
+                            /**
+                             * @deprecated
+                             * @description deprecated alias of `id`, removed in the next version
+                             */
                             chatId: string;
                             /** @constant */
                             source: "web-extension";
@@ -34186,6 +34194,12 @@ export interface operations {
                         /** @constant */
                         success: true;
                         chat: {
+                            /** @description the chat's id */
+                            id: string;
+                            /**
+                             * @deprecated
+                             * @description deprecated alias of `id`, removed in the next version
+                             */
                             chatId: string;
                             /** @constant */
                             source: "web-extension";
@@ -34281,6 +34295,12 @@ export interface operations {
                         /** @constant */
                         success: true;
                         chat: {
+                            /** @description the chat's id */
+                            id: string;
+                            /**
+                             * @deprecated
+                             * @description deprecated alias of `id`, removed in the next version
+                             */
                             chatId: string;
                             /** @constant */
                             source: "web-extension";
@@ -34357,7 +34377,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description {success, chatId} */
+            /** @description {success, deleted, id} (chatId: deprecated alias of id) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -34366,6 +34386,13 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
+                        /** @constant */
+                        deleted: true;
+                        id: string;
+                        /**
+                         * @deprecated
+                         * @description deprecated alias of `id`, removed in the next version
+                         */
                         chatId: string;
                     };
                 };
@@ -34449,6 +34476,12 @@ export interface operations {
                         /** @constant */
                         success: true;
                         chat: {
+                            /** @description the chat's id */
+                            id: string;
+                            /**
+                             * @deprecated
+                             * @description deprecated alias of `id`, removed in the next version
+                             */
                             chatId: string;
                             /** @constant */
                             source: "web-extension";
@@ -34570,6 +34603,12 @@ export interface operations {
                         /** @constant */
                         success: true;
                         chat: {
+                            /** @description the chat's id */
+                            id: string;
+                            /**
+                             * @deprecated
+                             * @description deprecated alias of `id`, removed in the next version
+                             */
                             chatId: string;
                             /** @constant */
                             source: "web-extension";
@@ -34665,7 +34704,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description {success, chatId, version, latestVersion, title, messages, at} */
+            /** @description {success, id, version, latestVersion, title, messages, at} (id: the chat's; chatId: deprecated alias of id) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -34674,6 +34713,11 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
+                        id: string;
+                        /**
+                         * @deprecated
+                         * @description deprecated alias of `id`, removed in the next version
+                         */
                         chatId: string;
                         version: number;
                         latestVersion: number;

@@ -2,7 +2,7 @@ import { isKnownModel as isKnownNodeModel, LLM_PROVIDER_MODELS, type KnownLlmPro
 import { spendPeriodOf, spendStreamId } from '../domain/orgs/spend.js';
 import { DomainError } from '../domain/shared/decider.js';
 import type { EventStore } from '../ports/event-store.js';
-import { LLM_PROVIDER_IDS, type LlmCaller, type LlmGateway, type LlmProviderId, type LlmResult } from '../ports/llm.js';
+import type { LlmCaller, LlmGateway, LlmProviderId, LlmResult } from '../ports/llm.js';
 import type { Logger } from '../ports/logger.js';
 import { checkAnswer, type DesignedFlow, type DesignProblem } from './ai-flows-check.js';
 import { attemptMessages, type NodeModelHint } from './ai-flows-schema.js';
@@ -20,8 +20,6 @@ export const MAX_ATTEMPTS = 2;
 /** Room for a flow of a few dozen nodes; Anthropic needs an explicit bound anyway. */
 const MAX_ANSWER_TOKENS = 8192;
 
-/** Models that design well, per provider, when the request names none (used only if the price table knows them). */
-const PREFERRED_DESIGN_MODELS: Partial<Record<LlmProviderId, string>> = { openai: 'gpt-4o', anthropic: 'claude-sonnet-4-0', google: 'gemini-2.0-flash' };
 
 export interface GenerationUsage {
   total_tokens: number;
@@ -65,23 +63,25 @@ const offlineCannotDesign = () =>
     { fields: [{ field: 'body.provider', message: 'the offline provider cannot design flows' }] },
   );
 
-/** The provider and model that will design: the request's, else the first configured real provider and its preferred model. */
+/** The provider and model that will design: the request's, else the first configured real provider and its default model (LlmGateway.defaultModel: the rule every context shares). */
 export async function chooseDesigner(llm: LlmGateway, caller: LlmCaller, requested: { provider?: LlmProviderId; model?: string }): Promise<{ provider: LlmProviderId; model: string }> {
   if (requested.provider === 'offline') throw offlineCannotDesign();
   let provider: LlmProviderId | undefined = requested.provider;
+  let fallbackModel: string | null = provider ? llm.defaultModelOf(provider) : null;
   if (!provider) {
     const credentials = await llm.credentials(caller);
-    provider = LLM_PROVIDER_IDS.find((id) => id !== 'offline' && credentials.byProvider[id]);
-    if (!provider) {
+    const chosen = await llm.defaultModel(caller, { credentials });
+    if (chosen.provider === 'offline') {
       const where = caller.orgId ? "the organization's LLM credentials (PUT /api/orgs/{orgId}/llm-credentials) or the service's environment" : "the service's environment";
-      throw new DomainError('PROVIDER_NOT_CONFIGURED', `no LLM provider is configured in ${where} (e.g. OPENAI_API_KEY); the offline provider cannot design flows`, 'invalid', {
+      throw new DomainError('PROVIDER_NOT_CONFIGURED', `no LLM provider with a default model is configured in ${where} (e.g. OPENAI_API_KEY; an OpenAI-compatible server needs provider and model named); the offline provider cannot design flows`, 'invalid', {
         ...(credentials.problem && { problem: credentials.problem }),
       });
     }
+    provider = chosen.provider;
+    fallbackModel = chosen.model;
   }
   const { models } = llm.catalogue(provider);
-  const preferred = PREFERRED_DESIGN_MODELS[provider];
-  const model = requested.model ?? (preferred && models.includes(preferred) ? preferred : models[0]);
+  const model = requested.model ?? fallbackModel;
   if (!model) {
     const message = `${provider} has no default model: name one`;
     throw new DomainError('VALIDATION_FAILED', `body.model: ${message}`, 'invalid', { fields: [{ field: 'body.model', message }] });

@@ -3,7 +3,7 @@ import { flowDecider, flowStreamId } from '../domain/flows/index.js';
 import { DomainError } from '../domain/shared/decider.js';
 import type { Clock } from '../ports/clock.js';
 import type { EventStore } from '../ports/event-store.js';
-import { LLM_PROVIDER_IDS, type LlmCaller, type LlmGateway, type LlmProviderId } from '../ports/llm.js';
+import type { LlmCaller, LlmGateway, LlmProviderId } from '../ports/llm.js';
 import type { Logger } from '../ports/logger.js';
 import { loadState, type CommandContext } from './handle.js';
 import { assertWithinBudget, recordLlmSpend } from './orgs-budget.js';
@@ -180,13 +180,11 @@ function promptOf(state: AppInstanceState, flows: LinkedFlow[]): string {
 
 export async function generatePlaybook(ports: PlaybookPorts, context: CommandContext, caller: LlmCaller, state: AppInstanceState, request: { provider?: LlmProviderId; model?: string }): Promise<Playbook> {
   const flows = await linkedFlowsOf(ports.eventStore, state);
-  let provider = request.provider;
-  if (!provider) {
-    const credentials = await ports.llm.credentials(caller);
-    provider = LLM_PROVIDER_IDS.find((id) => id !== 'offline' && credentials.byProvider[id]) ?? 'offline';
-  }
+  // The rule every context shares (LlmGateway.defaultModel): the named provider, else the first configured.
+  const chosen = request.provider ? { provider: request.provider, model: ports.llm.defaultModelOf(request.provider) } : await ports.llm.defaultModel(caller);
+  const provider = chosen.provider;
   if (provider === 'offline') return { markdown: templatePlaybook(state, flows), provider: 'offline', model: 'template', offline: true, usage: null };
-  const model = request.model ?? ports.llm.catalogue(provider).models[0];
+  const model = request.model ?? chosen.model;
   if (!model) {
     throw new DomainError('VALIDATION_FAILED', `${provider} has no default model: name one`, 'invalid', { fields: [{ field: 'body.model', message: `${provider} has no default model: name one` }] });
   }

@@ -4,7 +4,7 @@ import {
 } from '../domain/apps/index.js';
 import { DomainError } from '../domain/shared/decider.js';
 import type { EventStore } from '../ports/event-store.js';
-import { LLM_PROVIDER_IDS, type LlmCaller, type LlmGateway, type LlmProviderId, type LlmTool } from '../ports/llm.js';
+import type { LlmCaller, LlmGateway, LlmProviderId, LlmTool } from '../ports/llm.js';
 import type { Logger } from '../ports/logger.js';
 import { loadVisibleApp } from './apps.js';
 import { changeAppFiles, type FileWrite } from './apps-files.js';
@@ -92,16 +92,12 @@ function systemPrompt(app: AppState): string {
   ].join('\n');
 }
 
-/** The provider asked for, else the first configured real one, else the offline scaffold. */
+/** The provider asked for, else the first configured real one (the rule every context shares), else the offline scaffold. */
 async function chooseProvider(llm: LlmGateway, caller: LlmCaller, requested: { provider?: LlmProviderId; model?: string }): Promise<{ provider: LlmProviderId; model: string }> {
-  let provider = requested.provider;
-  if (!provider) {
-    const credentials = await llm.credentials(caller);
-    provider = LLM_PROVIDER_IDS.find((id) => id !== 'offline' && credentials.byProvider[id]) ?? 'offline';
-  }
+  const chosen = requested.provider ? { provider: requested.provider, model: llm.defaultModelOf(requested.provider) } : await llm.defaultModel(caller);
+  const provider = chosen.provider;
   if (provider === 'offline') return { provider, model: requested.model ?? OFFLINE_MODEL };
-  const { models } = llm.catalogue(provider);
-  const model = requested.model ?? models[0];
+  const model = requested.model ?? chosen.model;
   if (!model) {
     const message = `${provider} has no default model: name one`;
     throw new DomainError('VALIDATION_FAILED', `body.model: ${message}`, 'invalid', { fields: [{ field: 'body.model', message }] });

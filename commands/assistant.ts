@@ -9,7 +9,7 @@ import {
 } from '../domain/assistant/index.js';
 import type { AssistantReads } from '../ports/assistant.js';
 import type { EventStore } from '../ports/event-store.js';
-import type { LlmGateway, LlmMessage, LlmProviderId } from '../ports/llm.js';
+import type { DefaultModel, LlmCaller, LlmGateway, LlmMessage, LlmProviderId } from '../ports/llm.js';
 import type { LocalWork } from '../ports/local-work.js';
 import type { Logger } from '../ports/logger.js';
 import type { SecretSealer } from '../ports/secret-sealer.js';
@@ -42,15 +42,33 @@ export interface AssistantPorts {
   now(): Date;
   /** Replies generating in this service, by reply id: a cancel that lands here aborts at once (one registry per service, from the container). */
   replies: LocalWork<ReplyRecorded>;
-  settings: {
-    ASSISTANT_PROVIDER: LlmProviderId;
-    ASSISTANT_MODEL: string;
+  settings: AssistantModelSettings & {
     ASSISTANT_MAX_ITERATIONS: number;
     ASSISTANT_MAX_TOOL_CALLS: number;
     ASSISTANT_TIMEOUT_MS: number;
     ASSISTANT_CANCEL_WAIT_MS: number;
     ASSISTANT_HISTORY_MESSAGES: number;
   };
+}
+
+/**
+ * The assistant's model for one reply: ASSISTANT_PROVIDER (with ASSISTANT_MODEL, else that
+ * provider's default model) when the service names one, else the rule every context shares (the
+ * first provider the caller's credentials cover, offline only when none is). Resolved when the
+ * message is sent and recorded with it, so the reply and its record name the same model.
+ */
+export interface AssistantModelSettings {
+  ASSISTANT_PROVIDER?: LlmProviderId;
+  ASSISTANT_MODEL?: string;
+}
+
+export async function assistantModel(llm: Pick<LlmGateway, 'defaultModel' | 'defaultModelOf'>, caller: LlmCaller, settings: AssistantModelSettings): Promise<DefaultModel> {
+  const named = settings.ASSISTANT_PROVIDER;
+  if (!named) return llm.defaultModel(caller);
+  const model = settings.ASSISTANT_MODEL ?? llm.defaultModelOf(named);
+  // The configuration check refuses a provider without a default model unless ASSISTANT_MODEL is set.
+  if (!model) throw new Error(`ASSISTANT_PROVIDER=${named} has no default model: set ASSISTANT_MODEL`);
+  return { provider: named, model };
 }
 
 export const ASSISTANT_INSTRUCTIONS = [
@@ -128,10 +146,10 @@ export async function sendMessage(
   conversationId: string,
   input: ReplyInput & { messageId: string },
 ): Promise<SendResult> {
-  const { ASSISTANT_PROVIDER: provider, ASSISTANT_MODEL: model } = ports.settings;
-  const sent = await command(ports.eventStore, context, conversationId, { type: 'SendMessage', scope, messageId: input.messageId, replyId: input.replyId, content: input.content, provider, model });
+  const chosen = await assistantModel(ports.llm, { orgId: scope.orgId, userId: scope.userId }, ports.settings);
+  const sent = await command(ports.eventStore, context, conversationId, { type: 'SendMessage', scope, messageId: input.messageId, replyId: input.replyId, content: input.content, ...chosen });
   const controller = new AbortController();
-  const done = generate(ports, context, scope, conversationId, sent.state, input, controller);
+  const done = generate(ports, context, scope, conversationId, sent.state, { ...input, model: chosen }, controller);
   ports.replies.track(input.replyId, { controller, done });
   return { messageId: input.messageId, replyId: input.replyId, sent, done };
 }
@@ -142,7 +160,7 @@ async function generate(
   scope: ConversationScope,
   conversationId: string,
   state: ConversationState,
-  input: ReplyInput,
+  input: ReplyInput & { model: DefaultModel },
   controller: AbortController,
 ): Promise<ReplyRecorded> {
   const { replyId } = input;
@@ -158,10 +176,10 @@ async function generate(
     const before = { ...state, messages: state.messages.slice(0, -2) };
     const { messages: history, dropped } = historyMessages(before, settings.ASSISTANT_HISTORY_MESSAGES);
     const system = skills.system(`${ASSISTANT_INSTRUCTIONS}${dropped > 0 ? `\n(${dropped} earlier messages of this conversation are not shown.)` : ''}`)!;
-    const provider = await ports.llm.providerFor({ orgId: scope.orgId, userId: scope.userId }, settings.ASSISTANT_PROVIDER);
+    const provider = await ports.llm.providerFor({ orgId: scope.orgId, userId: scope.userId }, input.model.provider);
     const outcome = await runAgentLoop({
       provider,
-      model: settings.ASSISTANT_MODEL,
+      model: input.model.model,
       messages: [{ role: 'system', content: system }, ...history, { role: 'user', content: input.content }],
       tools,
       limits: { maxIterations: settings.ASSISTANT_MAX_ITERATIONS, maxToolCalls: settings.ASSISTANT_MAX_TOOL_CALLS, timeoutMs: settings.ASSISTANT_TIMEOUT_MS },

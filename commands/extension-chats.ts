@@ -98,6 +98,9 @@ export async function generateChatTitle(ports: ExtensionAiPorts, context: Comman
 }
 
 export interface ChatVersion {
+  /** The chat's id, as every resource answers it. */
+  id: string;
+  /** Deprecated alias of `id` (issue 36), kept for one version. */
   chatId: string;
   version: number;
   title: string;
@@ -123,5 +126,5 @@ export async function loadChatVersion(store: EventStore, scope: ChatScope, chatI
     state = evolveExtensionChat(state, event);
     if (event.type === 'ExtensionChatCreated' || event.type === 'ExtensionChatMessagesReplaced') at = event.data.at;
   }
-  return { chatId, version: state.version, title: state.title, messages: state.messages, at, latestVersion: current.version };
+  return { id: chatId, chatId, version: state.version, title: state.title, messages: state.messages, at, latestVersion: current.version };
 }

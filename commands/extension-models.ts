@@ -1,15 +1,16 @@
 import { extensionSettingsDecider, extensionSettingsStreamId } from '../domain/extension/index.js';
 import { DomainError } from '../domain/shared/decider.js';
 import type { EventStore } from '../ports/event-store.js';
-import { LLM_PROVIDER_IDS, type LlmCaller, type LlmGateway, type LlmProviderId } from '../ports/llm.js';
+import { LLM_PROVIDER_IDS, type LlmCaller, type LlmCredentials, type LlmGateway, type LlmProviderId } from '../ports/llm.js';
 import { handleAtContextTime, loadState, type CommandContext } from './handle.js';
 
 /**
  * Which models the web extension may use: a default and an allowed list, from the organization's
  * extension settings (PUT /extension/settings, stream `extsettings-<orgId>`), else the service's
  * variables (EXTENSION_DEFAULT_MODEL, EXTENSION_ALLOWED_MODELS as `provider:model`). Without
- * either the default is the offline provider and every model of the catalogue of the providers the
- * caller has credentials for is allowed.
+ * either the default is the first configured provider's default model (LlmGateway.defaultModel,
+ * the offline provider only when none is configured) and every model of the catalogue of the
+ * providers the caller has credentials for is allowed.
  */
 export interface ExtensionModelSettings {
   EXTENSION_DEFAULT_MODEL: string;
@@ -51,8 +52,6 @@ export interface ModelRef {
   model: string;
 }
 
-export const OFFLINE_MODEL: ModelRef = { provider: 'offline', model: 'offline' };
-
 export function parseModelRef(text: string): ModelRef | null {
   const colon = text.indexOf(':');
   if (colon <= 0) return null;
@@ -75,7 +74,11 @@ export async function extensionModels(ports: ExtensionModelPorts, caller: LlmCal
   const { llm, settings } = ports;
   const org = caller.orgId ? await loadOrgExtensionSettings(ports.eventStore, caller.orgId) : null;
   const configuredDefault = (org?.defaultModel ? parseModelRef(org.defaultModel) : null) ?? (settings.EXTENSION_DEFAULT_MODEL ? parseModelRef(settings.EXTENSION_DEFAULT_MODEL) : null);
-  const fallback = configuredDefault ?? OFFLINE_MODEL;
+  // Read once, and only when needed: for the default when nothing names one, for the catalogue list.
+  let credentials: LlmCredentials | null = null;
+  const credentialsOf = async () => (credentials ??= await llm.credentials(caller));
+  // Neither the organization nor the variable names one: the rule every context shares (offline only when nothing is configured).
+  const fallback = configuredDefault ?? (await llm.defaultModel(caller, { credentials: await credentialsOf() }));
   if (org?.allowedModels) {
     const listed = org.allowedModels.map(parseModelRef).filter((m): m is ModelRef => m !== null);
     const allowed = listed.some((m) => sameModel(m, fallback)) ? listed : [fallback, ...listed];
@@ -86,10 +89,10 @@ export async function extensionModels(ports: ExtensionModelPorts, caller: LlmCal
     const allowed = listed.some((m) => sameModel(m, fallback)) ? listed : [fallback, ...listed];
     return { default: fallback, allowed, source: org?.defaultModel ? 'organization' : 'settings' };
   }
-  const credentials = await llm.credentials(caller);
+  const { byProvider } = await credentialsOf();
   const allowed: ModelRef[] = [fallback];
   for (const provider of LLM_PROVIDER_IDS) {
-    if (!credentials.byProvider[provider]) continue;
+    if (!byProvider[provider]) continue;
     const { models } = llm.catalogue(provider);
     for (const model of provider === 'offline' ? ['offline'] : models) {
       const ref = { provider, model };

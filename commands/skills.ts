@@ -45,7 +45,7 @@ export async function createSkill(store: EventStore, context: CommandContext, sc
   }
 }
 
-export function updateSkill(store: EventStore, context: CommandContext, scope: SkillScope, skillId: string, input: { name: string; description: string; content: string }, expectedRevision?: number) {
+export function updateSkill(store: EventStore, context: CommandContext, scope: SkillScope, skillId: string, input: { name: string; description: string; content: string; enabled?: boolean }, expectedRevision?: number) {
   return handleAtContextTime(store, context, skillStreamId(skillId), skillDecider, { type: 'UpdateSkill', scope, ...input }, expectedRevision);
 }
 

@@ -205,6 +205,20 @@ export interface LlmGateway {
   /** Models known without asking the provider (the price table); `anyModel` providers accept any name. */
   catalogue(provider: LlmProviderId): { models: string[]; anyModel: boolean };
   isKnownModel(provider: LlmProviderId, model: string): boolean;
+  /**
+   * The model that answers when a request names none, the same rule in every context (issue 36):
+   * the first real provider the caller's credentials cover (OpenAI, Anthropic, Google,
+   * OpenAI-compatible) that has a default model, with it; offline only when none does. The
+   * organization's or the context's own setting, when it names one, comes before this.
+   */
+  defaultModel(caller: LlmCaller, options?: { credentials?: LlmCredentials }): Promise<DefaultModel>;
+  /** The model of `provider` used when a request names none (a priced model); null when only a name can choose (an OpenAI-compatible server). */
+  defaultModelOf(provider: LlmProviderId): string | null;
+}
+
+export interface DefaultModel {
+  provider: LlmProviderId;
+  model: string;
 }
 
 /** A credential as stored (organization's or user's), already opened. */

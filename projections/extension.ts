@@ -92,8 +92,10 @@ export function getExtensionChat(store: ReadStore, scope: ChatScope, chatId: str
   return store.collection<ExtensionChatDoc>(EXTENSION_CHATS).findOne({ _id: chatId, ...ownerFilter(scope) });
 }
 
+/** `id` as every other resource answers it; `chatId` repeats it for clients of the previous version (deprecated, issue 36). */
 export function chatView(doc: ExtensionChatDoc, withMessages: boolean) {
   return {
+    id: doc._id,
     chatId: doc._id,
     source: doc.source,
     title: doc.title,

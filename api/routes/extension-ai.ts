@@ -208,7 +208,7 @@ export const extensionAiRoutes = [
     method: 'GET',
     path: '/extension/models',
     operationId: 'extensionModels',
-    summary: 'the default model and the allowed list (service variables EXTENSION_DEFAULT_MODEL, EXTENSION_ALLOWED_MODELS; else offline and the catalogue of the providers the caller can use)',
+    summary: "the default model and the allowed list (the organization's settings, else the service variables EXTENSION_DEFAULT_MODEL, EXTENSION_ALLOWED_MODELS; else the first configured provider's default model, offline only when none is configured, and the catalogue of the providers the caller can use)",
     tag: EXTENSION_TAG,
     auth: 'bearer',
     responses: { 200: { description: '{success, default: {provider, model}, allowed: [{provider, model}], source}', schema: modelsReply } },

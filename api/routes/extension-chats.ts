@@ -24,8 +24,10 @@ const messageIn = z.strictObject({
 /** The count is checked by the decider (TOO_MANY_MESSAGES) so that 51 messages get their own code; the array is bounded for parsing. */
 const messagesIn = z.array(messageIn).max(1000);
 const messageOut = z.object({ role: chatRoleSchema, content: z.string(), createdAt: z.string().nullable() });
+/** Issue 36: chats answer `id` like every other resource; `chatId` stays one version as a deprecated alias (path parameters keep their names). */
+const chatIdAlias = z.string().meta({ deprecated: true, description: 'deprecated alias of `id`, removed in the next version' });
 const chatOut = z.object({
-  chatId: z.string(), source: z.literal('web-extension'), title: z.string(), messageCount: z.number().int(), version: z.number().int(),
+  id: z.string().describe("the chat's id"), chatId: chatIdAlias, source: z.literal('web-extension'), title: z.string(), messageCount: z.number().int(), version: z.number().int(),
   createdAt: z.string(), updatedAt: z.string(), messages: z.array(messageOut).optional(),
 });
 const chatReply = z.object({ success: z.literal(true), chat: chatOut });
@@ -125,11 +127,11 @@ export const extensionChatRoutes = [
     tag: EXTENSION_TAG,
     auth: 'bearer',
     params: chatParams,
-    responses: { 200: { description: '{success, chatId}', schema: z.object({ success: z.literal(true), chatId: z.string() }) }, ...notFound },
+    responses: { 200: { description: '{success, deleted, id} (chatId: deprecated alias of id)', schema: z.object({ success: z.literal(true), deleted: z.literal(true), id: z.string(), chatId: chatIdAlias }) }, ...notFound },
     async handler(input) {
       const result = await deleteChat(input.services.eventStore, input.command, scopeOf(input), input.params.chatId);
       await input.settle(result.position, extensionChatStreamId(input.params.chatId));
-      return { status: 200, body: { success: true, chatId: input.params.chatId } };
+      return { status: 200, body: { success: true, deleted: true, id: input.params.chatId, chatId: input.params.chatId } };
     },
   }),
   defineRoute({
@@ -162,7 +164,7 @@ export const extensionChatRoutes = [
     auth: 'bearer',
     params: versionParams,
     responses: {
-      200: { description: '{success, chatId, version, latestVersion, title, messages, at}', schema: z.object({ success: z.literal(true), chatId: z.string(), version: z.number().int(), latestVersion: z.number().int(), title: z.string(), messages: z.array(messageOut), at: z.string() }) },
+      200: { description: '{success, id, version, latestVersion, title, messages, at} (id: the chat\'s; chatId: deprecated alias of id)', schema: z.object({ success: z.literal(true), id: z.string(), chatId: chatIdAlias, version: z.number().int(), latestVersion: z.number().int(), title: z.string(), messages: z.array(messageOut), at: z.string() }) },
       404: { description: 'CHAT_NOT_FOUND, or CHAT_VERSION_NOT_FOUND (details.latestVersion)' },
     },
     async handler(input) {

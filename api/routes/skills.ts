@@ -62,7 +62,13 @@ const createBody = z.strictObject({
   content: contentDescribed,
   enabled: z.boolean().default(true),
 });
-const replaceBody = z.strictObject({ name: skillNameSchema, description: skillDescriptionSchema, content: contentDescribed });
+/** What POST takes, PUT takes (issue 36): `enabled` absent leaves the switch as it is, since a replacement that re-enabled a disabled skill would surprise. */
+const replaceBody = z.strictObject({
+  name: skillNameSchema,
+  description: skillDescriptionSchema,
+  content: contentDescribed,
+  enabled: z.boolean().optional().describe('the global switch, as POST /skills takes it; absent: unchanged'),
+});
 const enabledBody = z.strictObject({ enabled: z.boolean() });
 const flowToggleBody = z.strictObject({ enabled: z.boolean().nullable().describe('true/false: override the global switch for this flow; null: remove the override') });
 
@@ -225,7 +231,7 @@ export const skillRoutes = [
     method: 'PUT',
     path: '/skills/{skillId}',
     operationId: 'updateSkill',
-    summary: 'replace name, description and content (If-Match optional: 412 when the skill moved on)',
+    summary: 'replace name, description and content, and the global switch when `enabled` is given (the body POST takes; If-Match optional: 412 when the skill moved on)',
     tag, auth, permission: 'edit_resources',
     params: skillParams,
     body: replaceBody,

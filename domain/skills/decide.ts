@@ -5,7 +5,8 @@ import { skillVisibleTo, type SkillOwnerState, type SkillState } from './state.j
 /** Commands of a skill (`skill-<id>`); every command but CreateSkill names the caller's scope. */
 export type SkillCommand =
   | { type: 'CreateSkill'; skillId: string; name: string; description: string; content: string; enabled: boolean; ownerId: string; orgId: string | null; workspaceId: string | null; at: string }
-  | { type: 'UpdateSkill'; scope: SkillScope; name: string; description: string; content: string; at: string }
+  /** `enabled` (optional, as POST /skills takes it): the switch changes in the same decision; absent leaves it as it is. */
+  | { type: 'UpdateSkill'; scope: SkillScope; name: string; description: string; content: string; enabled?: boolean; at: string }
   | { type: 'SetSkillEnabled'; scope: SkillScope; enabled: boolean; at: string }
   /** `enabled: null` removes the flow's override (the global switch applies again). */
   | { type: 'SetSkillForFlow'; scope: SkillScope; flowId: string; enabled: boolean | null; at: string }
@@ -40,10 +41,15 @@ export function decideSkill(command: SkillCommand, state: SkillState): SkillEven
   }
   requireSkill(state, command.scope);
   switch (command.type) {
-    case 'UpdateSkill':
+    case 'UpdateSkill': {
       checkContent(command.content);
-      if (command.name === state.name && command.description === state.description && command.content === state.content) return [];
-      return [{ type: 'SkillUpdated', data: { name: command.name, description: command.description, content: command.content, at } }];
+      const events: SkillEvent[] = [];
+      if (command.name !== state.name || command.description !== state.description || command.content !== state.content) {
+        events.push({ type: 'SkillUpdated', data: { name: command.name, description: command.description, content: command.content, at } });
+      }
+      if (command.enabled !== undefined && command.enabled !== state.enabled) events.push({ type: 'SkillEnabledChanged', data: { enabled: command.enabled, at } });
+      return events;
+    }
     case 'SetSkillEnabled':
       return command.enabled === state.enabled ? [] : [{ type: 'SkillEnabledChanged', data: { enabled: command.enabled, at } }];
     case 'SetSkillForFlow': {

@@ -3,10 +3,14 @@ import { LLM_PROVIDER_IDS } from '../../ports/llm.js';
 
 /** Environment variables of the assistant (spread into configSchema; README's configuration table mirrors it). */
 export const assistantConfigShape = {
-  /** The assistant's model provider; the offline provider (deterministic, no network) unless set. Credentials as for LLM nodes (organization, user, environment). */
-  ASSISTANT_PROVIDER: z.enum(LLM_PROVIDER_IDS).default('offline'),
-  /** The model name (any name for offline); required in practice for the other providers. */
-  ASSISTANT_MODEL: z.string().min(1).max(200).default('offline'),
+  /**
+   * The assistant's model provider. Unset: the first provider the caller's credentials cover
+   * (organization, user, environment: OpenAI, Anthropic, Google, OpenAI-compatible), the offline
+   * provider only when none is (commands/llm-default-model.ts, the rule every context shares).
+   */
+  ASSISTANT_PROVIDER: z.enum(LLM_PROVIDER_IDS).optional(),
+  /** The model name; only with ASSISTANT_PROVIDER (unset: that provider's default model). */
+  ASSISTANT_MODEL: z.string().min(1).max(200).optional(),
   /** Model calls per answer (the tool-calling loop's maxIterations, 1–50). */
   ASSISTANT_MAX_ITERATIONS: z.coerce.number().int().min(1).max(50).default(8),
   /** Tool runs per answer. */
@@ -18,3 +22,13 @@ export const assistantConfigShape = {
   /** Earlier messages the model sees each turn (the newest ones; older turns are dropped and the answer says so). */
   ASSISTANT_HISTORY_MESSAGES: z.coerce.number().int().min(0).max(1_000).default(40),
 } satisfies Record<string, z.ZodType>;
+
+/**
+ * What the shape alone cannot say: a model without its provider would be sent to whichever
+ * provider is configured first, and an OpenAI-compatible server has no default model to fall back on.
+ */
+export function assistantConfigProblems(config: { ASSISTANT_PROVIDER?: string; ASSISTANT_MODEL?: string }): string[] {
+  if (config.ASSISTANT_MODEL && !config.ASSISTANT_PROVIDER) return [`ASSISTANT_MODEL: names a model of ASSISTANT_PROVIDER, which is not set (got ${JSON.stringify(config.ASSISTANT_MODEL)})`];
+  if (config.ASSISTANT_PROVIDER === 'openai_compatible' && !config.ASSISTANT_MODEL) return ['ASSISTANT_MODEL: required with ASSISTANT_PROVIDER=openai_compatible (such a server has no default model)'];
+  return [];
+}

@@ -10,7 +10,7 @@ import { cliLlmConfigShape } from './cli-llm.js';
 import { terminalsConfigShape } from './terminals.js';
 import { agentsConfigShape } from './agents.js';
 import { extensionConfigShape } from './extension.js';
-import { assistantConfigShape } from './assistant.js';
+import { assistantConfigProblems, assistantConfigShape } from './assistant.js';
 import { rateLimiterConfigShape } from './rate-limiter.js';
 import { appsConfigShape } from './apps.js';
 import { objectsConfigShape } from './objects.js';
@@ -185,6 +185,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   } catch (err) {
     throw new ConfigError([(err as Error).message]);
   }
+  const problems = assistantConfigProblems(parsed.data);
+  if (problems.length > 0) throw new ConfigError(problems);
   return parsed.data;
 }
 

@@ -15,6 +15,7 @@ import {
   type StoredLlmCredential,
 } from '../../ports/llm.js';
 import { createAnthropicProvider } from './anthropic.js';
+import { defaultModelAmong, defaultModelOf } from './default-model.js';
 import { LlmProviderError, notConfigured } from './errors.js';
 import { createGeminiProvider } from './gemini.js';
 import type { AdapterSettings, HttpLimits } from './http.js';
@@ -173,5 +174,7 @@ export function createLlmRegistry(deps: LlmRegistryDeps): LlmGateway {
     listModels: (caller, only) => listModelsPerProvider(deps, caller, only),
     catalogue: (provider) => catalogueOf(deps.config, provider),
     isKnownModel: (provider, model) => isKnownModel(deps.config, provider, model),
+    defaultModel: async (caller, options = {}) => defaultModelAmong((p) => catalogueOf(deps.config, p), options.credentials ?? (await llmCredentials(deps, caller))),
+    defaultModelOf: (provider) => defaultModelOf((p) => catalogueOf(deps.config, p), provider),
   };
 }

@@ -348,6 +348,27 @@ for (const mode of availableModes()) {
         expectError(await as(user, 'DELETE', `/extension/chats/${id}`), 404, 'CHAT_NOT_FOUND');
         expect((await as(user, 'GET', '/extension/chats')).body.items.map((c: { chatId: string }) => c.chatId)).to.deep.equal([ids[2], ids[1]]);
       });
+
+      it('chats answer id like every other resource; chatId stays as its deprecated alias (issue 36)', async () => {
+        const user = await registerUser(svc.baseUrl);
+        const created = await as(user, 'POST', '/extension/chats', { title: 'ids' });
+        expect(created.status, created.text).to.equal(201);
+        const id = created.body.chat.id;
+        expect(id).to.be.a('string');
+        expect(created.body.chat.chatId, 'the alias names the same chat').to.equal(id);
+        for (const res of [await as(user, 'GET', `/extension/chats/${id}`), await as(user, 'PATCH', `/extension/chats/${id}`, { title: 'renamed' }), await as(user, 'PUT', `/extension/chats/${id}/messages`, { messages: [] })]) {
+          expect(res.status, res.text).to.equal(200);
+          expect(res.body.chat).to.include({ id, chatId: id });
+        }
+        expect((await as(user, 'GET', '/extension/chats')).body.items.map((c: { id: string; chatId: string }) => [c.id, c.chatId])).to.deep.equal([[id, id]]);
+        expect((await as(user, 'GET', `/extension/chats/${id}/versions/1`)).body).to.include({ id, chatId: id, version: 1 });
+        const del = await as(user, 'DELETE', `/extension/chats/${id}`);
+        expect(del.status, del.text).to.equal(200);
+        expect(del.body).to.deep.equal({ success: true, deleted: true, id, chatId: id });
+        const document = (await call(svc.baseUrl, 'GET', '/openapi.json')).body;
+        const chatSchema = /"deprecated":true,"description":"deprecated alias of `id`/.test(JSON.stringify(document));
+        expect(chatSchema, 'the OpenAPI document marks chatId deprecated').to.equal(true);
+      });
     });
   });
 }

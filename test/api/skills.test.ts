@@ -65,6 +65,25 @@ for (const mode of availableModes()) {
       expectError(await as(alice, 'DELETE', `/skills/${skill.id}`), 404, 'SKILL_NOT_FOUND');
     });
 
+    it('PUT takes the body POST takes: enabled switches in the same write, absent leaves it; a wrong type names the field (issue 36)', async () => {
+      const created = { name: 'Terse', description: 'short answers', content: 'Answer in one line.', enabled: false };
+      const skill = await newSkill(alice, created);
+      expect(skill.enabled).to.equal(false);
+      const replaced = await as(alice, 'PUT', `/skills/${skill.id}`, { ...created, content: 'One line.', enabled: true }, { 'If-Match': `"${skill.version}"` });
+      expect(replaced.status, replaced.text).to.equal(200);
+      expect(replaced.body.skill).to.include({ content: 'One line.', enabled: true });
+      const events = await svc.services.eventStore.readStream(`skill-${skill.id}`);
+      expect(events.slice(-2).map((e) => e.type)).to.deep.equal(['SkillUpdated', 'SkillEnabledChanged']);
+      const kept = await as(alice, 'PUT', `/skills/${skill.id}`, { name: 'Terse', description: 'short answers', content: 'Just one line.' });
+      expect(kept.status, kept.text).to.equal(200);
+      expect(kept.body.skill).to.include({ content: 'Just one line.', enabled: true });
+      expect((await as(alice, 'GET', `/skills/${skill.id}`)).body.skill.enabled).to.equal(true);
+      const bad = await as(alice, 'PUT', `/skills/${skill.id}`, { ...created, enabled: 'yes' });
+      expectError(bad, 400, 'VALIDATION_FAILED');
+      expect(bad.text).to.include('body.enabled');
+      await as(alice, 'DELETE', `/skills/${skill.id}`);
+    });
+
     it('limits: content over 20,000 characters is 400 SKILL_CONTENT_TOO_LONG; bad input names the field', async () => {
       const tooLong = await as(alice, 'POST', '/skills', { name: 'Long', description: 'd', content: 'x'.repeat(20_001) });
       expectError(tooLong, 400, 'SKILL_CONTENT_TOO_LONG');

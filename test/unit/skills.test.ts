@@ -45,6 +45,19 @@ describe('skills: decider', () => {
     ]);
   });
 
+  it('UpdateSkill takes enabled as CreateSkill does: one decision, nothing when nothing changes (issue 36)', () => {
+    spec.given([created()]).when({ type: 'UpdateSkill', scope: alice, name: 'Q', description: 'd', content: 'c', enabled: false, at: later }).then([
+      { type: 'SkillUpdated', data: { name: 'Q', description: 'd', content: 'c', at: later } },
+      { type: 'SkillEnabledChanged', data: { enabled: false, at: later } },
+    ]);
+    const same = spec.stateOf([created()]);
+    spec.given([created()]).when({ type: 'UpdateSkill', scope: alice, name: same.name, description: same.description, content: same.content, enabled: false, at: later }).then([
+      { type: 'SkillEnabledChanged', data: { enabled: false, at: later } },
+    ]);
+    spec.given([created()]).when({ type: 'UpdateSkill', scope: alice, name: same.name, description: same.description, content: same.content, enabled: same.enabled, at: later }).then([]);
+    spec.given([created()]).when({ type: 'UpdateSkill', scope: alice, name: same.name, description: same.description, content: same.content, at: later }).then([]);
+  });
+
   it('answers another tenant, a deleted and a missing skill with the same 404', () => {
     spec.given([created()]).when({ type: 'SetSkillEnabled', scope: bob, enabled: false, at }).thenThrows('SKILL_NOT_FOUND', 'not_found');
     spec.given([created()]).when({ type: 'SetSkillEnabled', scope: orgScope('alice'), enabled: false, at }).thenThrows('SKILL_NOT_FOUND', 'not_found');
