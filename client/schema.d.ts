@@ -3004,7 +3004,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** send a message; the assistant answers with its tools (read flows, runs and node types, explain a failed run, create or change flows) and the active skills. JSON when done, or with stream: true Server-Sent Events */
+        /** send a message; the assistant answers with its tools (read flows, runs and node types, explain a failed run, create or change flows) and the active skills. JSON when done, or with stream: true Server-Sent Events (each frame with `id:`, the conversation stream revision). With a `Last-Event-ID` header it sends nothing new: it resumes the stream of the reply that event belongs to, from the log */
         post: operations["sendAssistantMessage"];
         delete?: never;
         options?: never;
