@@ -57,13 +57,14 @@ describe('apps: the package allowlist (esbuild in the build worker)', function (
     expect(js).not.to.contain('process.env.NODE_ENV');
   });
 
-  it('bundles React\'s production build with react-dom/client', async () => {
+  it('bundles React\'s production build with react-dom/client and automatic JSX (react/jsx-runtime)', async () => {
     const js = bundle(await build({
       'index.html': '<script src="main.tsx"></script>',
-      'main.tsx': 'import React from "react";\nimport { createRoot } from "react-dom/client";\ncreateRoot(document.body).render(<p>hi</p>);\n',
+      'main.tsx': '/** @jsxRuntime automatic */\nimport { createRoot } from "react-dom/client";\ncreateRoot(document.body).render(<p>hi</p>);\n',
     }));
     expect(js).to.match(/node_modules\/react-dom\/cjs\/react-dom-client\.production\.js/);
     expect(js).to.match(/node_modules\/react\/cjs\/react\.production\.js/);
+    expect(js).to.match(/node_modules\/react\/cjs\/react-jsx-runtime\.production\.js/);
     expect(js).not.to.match(/\.development\.js/);
   });
 
