@@ -2228,6 +2228,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/apps/packages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** the npm packages an app may import (bundled from the service's own node_modules); any other bare import fails the build as PACKAGE_NOT_ALLOWED */
+        get: operations["listAppPackages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/apps/{appId}": {
         parameters: {
             query?: never;
@@ -22328,6 +22345,80 @@ export interface operations {
             };
         };
     };
+    listAppPackages: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the packages, each with the import specifiers an app may write and why it is there */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        packages: {
+                            name: string;
+                            specifiers: string[];
+                            why: string;
+                        }[];
+                        specifiers: string[];
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getApp: {
         parameters: {
             query?: never;
@@ -27400,7 +27491,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description APP_BUILD_FAILED (details.problems: [{file, line, column, message}]), APP_BUILD_TIMEOUT, APP_BUILD_TOO_LARGE: the current files do not build */
+            /** @description APP_BUILD_FAILED (details.problems: [{file, line, column, message}]), APP_BUILD_TIMEOUT, APP_BUILD_TOO_LARGE, PACKAGE_NOT_ALLOWED (an import of a package not on the list; details.allowedPackages lists the importable specifiers): the current files do not build */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -27420,6 +27511,7 @@ export interface operations {
                                     message: string;
                                 }[];
                                 log: string[];
+                                allowedPackages?: string[];
                             };
                         };
                     };

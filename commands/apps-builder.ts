@@ -1,4 +1,5 @@
 import {
+  APP_PACKAGE_SPECIFIERS,
   APP_FILE_EXTENSIONS, BINARY_EXTENSIONS, extensionOf, scaffoldFiles,
   type AppEvent, type AppFileEncoding, type AppState, type AppTenant,
 } from '../domain/apps/index.js';
@@ -83,6 +84,9 @@ function systemPrompt(app: AppState): string {
     '`window.AppClient.call(inputs)` validates inputs against the contract\'s input schema, calls the flow and resolves to its output;',
     '`AppClient.readForm(form)` turns a form into inputs. Use relative paths only.',
     `Allowed file extensions: ${APP_FILE_EXTENSIONS.join(', ')}; paths are relative, no "..". Binary files as base64.`,
+    // The model writes imports; telling it the list spares a deployment that fails as PACKAGE_NOT_ALLOWED.
+    `A .ts/.tsx/.jsx file named by <script src> is bundled; it may import the app's own files and only these packages: ${APP_PACKAGE_SPECIFIERS.join(', ')}`,
+    '(for Preact JSX start the file with /** @jsxRuntime automatic */ /** @jsxImportSource preact */; for React, /** @jsxRuntime automatic */ alone).',
     'Answer by calling edit_app_files once with the whole change and a short reply.',
     '',
     `App: ${app.name}${app.description ? ` — ${app.description}` : ''}`,

@@ -35,7 +35,16 @@ export interface BuildProblem {
 
 export type AppBuildResult =
   | { ok: true; site: BuiltSite; log: string[]; durationMs: number; entries: string[] }
-  | { ok: false; code: 'APP_BUILD_FAILED' | 'APP_BUILD_TIMEOUT' | 'APP_BUILD_TOO_LARGE'; message: string; problems: BuildProblem[]; log: string[]; durationMs: number };
+  | {
+      ok: false;
+      /** `PACKAGE_NOT_ALLOWED`: an import of a package that is not on the list (`allowedPackages` says which are). */
+      code: 'APP_BUILD_FAILED' | 'APP_BUILD_TIMEOUT' | 'APP_BUILD_TOO_LARGE' | 'PACKAGE_NOT_ALLOWED';
+      message: string;
+      problems: BuildProblem[];
+      log: string[];
+      durationMs: number;
+      allowedPackages?: readonly string[];
+    };
 
 export interface AppBuildInput {
   files: AppSourceFile[];

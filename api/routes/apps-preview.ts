@@ -37,7 +37,10 @@ export const appPreviewRoutes = [
         schema: z.object({ success: z.literal(true), url: z.string(), expiresAt: z.string(), previewId: z.string(), files: z.number() }),
       },
       404: { description: 'APP_NOT_FOUND' },
-      422: { description: 'APP_BUILD_FAILED (details.problems: [{file, line, column, message}]), APP_BUILD_TIMEOUT, APP_BUILD_TOO_LARGE: the current files do not build', schema: z.object({ success: z.literal(false), error: z.object({ code: z.string(), message: z.string(), details: z.object({ problems: z.array(buildProblem), log: z.array(z.string()) }) }) }) },
+      422: {
+        description: 'APP_BUILD_FAILED (details.problems: [{file, line, column, message}]), APP_BUILD_TIMEOUT, APP_BUILD_TOO_LARGE, PACKAGE_NOT_ALLOWED (an import of a package not on the list; details.allowedPackages lists the importable specifiers): the current files do not build',
+        schema: z.object({ success: z.literal(false), error: z.object({ code: z.string(), message: z.string(), details: z.object({ problems: z.array(buildProblem), log: z.array(z.string()), allowedPackages: z.array(z.string()).optional() }) }) }),
+      },
     },
     async handler(input) {
       const { services, principal, params, command } = input;
@@ -45,7 +48,7 @@ export const appPreviewRoutes = [
       // Build first: a preview of files that do not build is refused with file and line.
       await loadVisibleApp(services.eventStore, params.appId, tenant);
       const { result } = await previewSite(services.eventStore, services.appDelivery, params.appId);
-      if (!result.ok) throw new DomainError(result.code, result.message, 'unprocessable', { problems: result.problems, log: result.log });
+      if (!result.ok) throw new DomainError(result.code, result.message, 'unprocessable', { problems: result.problems, log: result.log, ...(result.allowedPackages ? { allowedPackages: result.allowedPackages } : {}) });
       const started = await startPreview({ eventStore: services.eventStore, newId: services.newId }, command, tenant, params.appId, services.config.APPS_PREVIEW_TTL_SECONDS);
       await input.settle(started.position, appPreviewStreamId(params.appId));
       return {

@@ -4,7 +4,7 @@ import { checkContract } from '../../commands/apps-contract.js';
 import { flowScopeOf, parseIfMatch } from '../../commands/flows.js';
 import type { HandleResult } from '../../commands/handle.js';
 import {
-  appStreamId, EMPTY_CONTRACT, MAX_APP_DESCRIPTION_LENGTH, MAX_APP_NAME_LENGTH,
+  APP_PACKAGE_SPECIFIERS, APP_PACKAGES, appStreamId, EMPTY_CONTRACT, MAX_APP_DESCRIPTION_LENGTH, MAX_APP_NAME_LENGTH,
   type AppEvent, type AppState, type AppTenant,
 } from '../../domain/apps/index.js';
 import { listApps, type AppDoc } from '../../projections/apps.js';
@@ -120,6 +120,25 @@ export const appRoutes: RouteDef[] = [
       });
       await settleApp(input, appId, result);
       return { status: 201, body: { success: true, app: appView(result.state) }, headers: appEtag(result.state.version) };
+    },
+  }),
+  // Before /apps/{appId}: the first matching route answers, and "packages" is not an app id.
+  defineRoute({
+    method: 'GET',
+    path: '/apps/packages',
+    operationId: 'listAppPackages',
+    summary: 'the npm packages an app may import (bundled from the service\'s own node_modules); any other bare import fails the build as PACKAGE_NOT_ALLOWED',
+    tag: appsTag,
+    auth: 'bearer',
+    permission: 'view_resources',
+    responses: {
+      200: {
+        description: 'the packages, each with the import specifiers an app may write and why it is there',
+        schema: z.object({ success: z.literal(true), packages: z.array(z.object({ name: z.string(), specifiers: z.array(z.string()), why: z.string() })), specifiers: z.array(z.string()) }),
+      },
+    },
+    async handler() {
+      return { status: 200, body: { success: true, packages: APP_PACKAGES.map((p) => ({ name: p.name, specifiers: [...p.specifiers], why: p.why })), specifiers: [...APP_PACKAGE_SPECIFIERS] } };
     },
   }),
   defineRoute({

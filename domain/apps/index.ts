@@ -9,6 +9,7 @@ export * from './decide.js';
 export * from './limits.js';
 export * from './contract.js';
 export * from './scaffold.js';
+export * from './packages.js';
 
 /** One stream per app (`app-<id>`): its files, contract, linked flow and versions. */
 export const appDecider: Decider<AppCommand, AppState, AppEvent> = decider(initialAppState, evolveApp, decideApp, appEventSchemas);

@@ -1,7 +1,10 @@
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { LRUCache } from 'lru-cache';
+import { APP_PACKAGE_SPECIFIERS, PACKAGE_NOT_ALLOWED, packageNotAllowedMessage } from '../../domain/apps/packages.js';
 import type { AppBuildInput, AppBuildResult, AppBuilder, AppDelivery, BuildProblem, BuiltFile, BuiltSite, BuiltSiteCache } from '../../ports/app-delivery.js';
 import { BUNDLE_WORKER_SOURCE } from './bundle-worker.js';
 import { appClientScript } from './client-script.js';
@@ -54,6 +57,14 @@ export interface BuilderOptions {
 }
 
 /**
+ * Where allowed packages are resolved from: this file's folder, so esbuild walks up to the
+ * service's own node_modules exactly as Node found esbuild itself (the source tree under tsx, or
+ * dist/ next to it) — the versions the service's lockfile installed, never the app's choice.
+ */
+const PACKAGES_ROOT = dirname(fileURLToPath(import.meta.url));
+const PACKAGES = { root: PACKAGES_ROOT, allowed: [...APP_PACKAGE_SPECIFIERS], refusal: packageNotAllowedMessage('%s') };
+
+/**
  * esbuild in a worker thread per build: the entries are the TS/TSX/JSX files that an HTML file's
  * `<script src>` names (their `src` is rewritten to the bundle, same path with `.js`); every other
  * file is served as it is, except TS/JSX sources; `app-client.js` is generated from the contract.
@@ -100,6 +111,10 @@ export function createAppBuilder(options: BuilderOptions): AppBuilder {
           const problems = outcome.errors.map(cleanProblem);
           for (const p of problems) log.push(`error: ${formatProblem(p)}`);
           const first = problems[0];
+          if (outcome.refused.length) {
+            // Its own code, so a caller can tell "use another package" from a syntax error; the message names the list.
+            return { ok: false, code: PACKAGE_NOT_ALLOWED, message: `build failed: ${formatProblem(problems.find((p) => p.message.startsWith(PACKAGE_NOT_ALLOWED)) ?? first)}`, problems, log, durationMs: elapsed(), allowedPackages: APP_PACKAGE_SPECIFIERS };
+          }
           return { ok: false, code: 'APP_BUILD_FAILED', message: first ? `build failed: ${formatProblem(first)}` : 'build failed', problems, log, durationMs: elapsed() };
         }
         for (const out of outcome.outputs) {
@@ -130,11 +145,11 @@ export function formatProblem(p: BuildProblem): string {
 
 type WorkerOutcome =
   | { ok: true; outputs: { path: string; bytes: Uint8Array }[]; warnings: BuildProblem[] }
-  | { ok: false; errors: BuildProblem[]; warnings: BuildProblem[] };
+  | { ok: false; errors: BuildProblem[]; warnings: BuildProblem[]; refused: string[] };
 
 function runWorker(esbuildPath: string, files: { path: string; content: Buffer }[], entries: string[], timeoutMs: number): Promise<WorkerOutcome | 'timeout'> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(BUNDLE_WORKER_SOURCE, { eval: true, workerData: { esbuildPath, files, entries }, resourceLimits: { maxOldGenerationSizeMb: 256 } });
+    const worker = new Worker(BUNDLE_WORKER_SOURCE, { eval: true, workerData: { esbuildPath, files, entries, packages: PACKAGES }, resourceLimits: { maxOldGenerationSizeMb: 256 } });
     let done = false;
     const finish = (value: WorkerOutcome | 'timeout' | Error) => {
       if (done) return;
