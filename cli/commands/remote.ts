@@ -18,10 +18,15 @@ export function registerRemoteCommands(program: Command) {
     }, 30)
     .option('--local', 'also read prompts typed here (one per line), answer them and mirror both into the thread (default when stdin is a terminal)')
     .option('--no-local', 'do not read prompts from stdin')
-    .action(async (options: { agent: string; name: string; wait: number; local?: boolean }, command: Command) => {
+    .option('--agent-format <format>', 'text: the agent prints its answer; stream-json: JSON lines as `claude -p --output-format stream-json --verbose` writes them (thinking and tool steps, its session id, resumed on the next prompt through $FLOWCTL_RESUME_ARGS)', (v) => {
+      if (v !== 'text' && v !== 'stream-json') throw usageError(`--agent-format must be text or stream-json, not ${v}`);
+      return v;
+    }, 'text')
+    .option('--use-proxy', "point the agent at this service's CLI LLM proxy (ANTHROPIC_BASE_URL, and this CLI token as ANTHROPIC_API_KEY)")
+    .action(async (options: { agent: string; name: string; wait: number; local?: boolean; agentFormat: 'text' | 'stream-json'; useProxy?: boolean }, command: Command) => {
       const { api, out } = contextOf(command);
       api.requireToken();
-      const session = new RemoteSession(api, out, { name: options.name, agent: options.agent, wait: options.wait, local: options.local ?? Boolean(process.stdin.isTTY) });
+      const session = new RemoteSession(api, out, { name: options.name, agent: options.agent, wait: options.wait, local: options.local ?? Boolean(process.stdin.isTTY), agentFormat: options.agentFormat, useProxy: options.useProxy ?? false });
       let signal: NodeJS.Signals | null = null;
       const onSignal = (s: NodeJS.Signals) => {
         if (signal) process.exit(EXIT.INTERRUPTED); // a second Ctrl-C does not wait

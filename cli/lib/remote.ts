@@ -8,6 +8,8 @@ import { ApiClient, ApiError, backoffMs, isTransient, NetworkError, sleep } from
 import { configDir, writePrivateFile } from './config.js';
 import { CliError, EXIT } from './errors.js';
 import type { Output } from './output.js';
+import { AgentStreamParser, type AgentStep } from './agent-stream.js';
+import { apiBaseUrl } from '../../client/index.js';
 
 /**
  * `flowctl remote connect`: this terminal, registered with the service, answering the prompts the
@@ -31,6 +33,10 @@ export interface RemoteOptions {
   wait: number;
   /** Read prompts typed on stdin, run them here and mirror them into the thread. */
   local: boolean;
+  /** `stream-json`: the agent writes JSON lines (thinking, tool and output steps, its session id); `text`: plain output. */
+  agentFormat?: 'text' | 'stream-json';
+  /** Point the agent at the service's CLI LLM proxy (ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY = this CLI token). */
+  useProxy?: boolean;
 }
 
 interface AnswerRecord {
@@ -52,6 +58,8 @@ interface SessionState {
   stepSeq: Record<string, number>;
   /** Recent answers by prompt id (the last 500). */
   answers: Record<string, AnswerRecord>;
+  /** The agent's own session (stream-json), handed back on the next prompt so it keeps its context. */
+  agentSessionId?: string | null;
 }
 
 const MAX_STEP_CHARS = 16_000;
@@ -311,7 +319,7 @@ export class RemoteSession {
     if (job.child) killTree(job.child);
   }
 
-  private addStep(job: Job, kind: 'output' | 'status' | 'thinking', content: string) {
+  private addStep(job: Job, kind: 'output' | 'status' | 'thinking' | 'tool', content: string) {
     if (job.local) return;
     const id = job.prompt.promptId;
     for (let i = 0; i < content.length || (i === 0 && content.length === 0); i += MAX_STEP_CHARS) {
@@ -365,6 +373,11 @@ export class RemoteSession {
     else void this.setThinking(true, `running ${this.options.agent}`.slice(0, 200));
     let timer: NodeJS.Timeout | null = null;
     let buffered = '';
+    const parser = this.options.agentFormat === 'stream-json' ? new AgentStreamParser() : null;
+    const addSteps = (steps: AgentStep[]) => {
+      for (const step of steps) this.addStep(job, step.kind, step.content);
+      if (steps.length > 0) void this.flush(job).catch(() => undefined);
+    };
     const flushOutput = () => {
       if (!buffered) return;
       this.addStep(job, 'output', buffered);
@@ -377,7 +390,7 @@ export class RemoteSession {
         // Its own process group: a cancel stops the shell and everything the agent started.
         detached: true,
         stdio: ['pipe', 'pipe', 'pipe'],
-        env: { ...process.env, FLOWCTL_PROMPT_ID: promptId, FLOWCTL_TERMINAL_ID: this.state.terminalId ?? '' },
+        env: { ...process.env, FLOWCTL_PROMPT_ID: promptId, FLOWCTL_TERMINAL_ID: this.state.terminalId ?? '', ...this.agentEnv() },
       });
       job.child = child;
       if (job.cancelled) killTree(child);
@@ -386,6 +399,7 @@ export class RemoteSession {
       child.stdout!.on('data', (chunk: string) => {
         job.stdout += chunk;
         if (job.local || !this.out.json) process.stderr.write(chunk.replace(/^/gm, '  │ '));
+        if (parser) return addSteps(parser.take(chunk));
         buffered += chunk;
         if (buffered.length >= MAX_STEP_CHARS) flushOutput();
         else timer ??= setTimeout(() => ((timer = null), flushOutput()), 200);
@@ -400,8 +414,15 @@ export class RemoteSession {
     // flowctl itself is stopping: no answer, so the prompt is handed out again to the next session and run there.
     if (this.stopped) return;
     flushOutput();
-    const status: AnswerRecord['status'] = job.cancelled ? 'cancelled' : exit.code === 0 ? 'completed' : 'failed';
-    let answer = job.stdout.replace(/\n$/, '');
+    if (parser) {
+      addSteps(parser.end());
+      if (parser.sessionId) {
+        this.state.agentSessionId = parser.sessionId;
+        this.save();
+      }
+    }
+    const status: AnswerRecord['status'] = job.cancelled ? 'cancelled' : exit.code === 0 && !parser?.isError ? 'completed' : 'failed';
+    let answer = (parser ? parser.answer() : job.stdout).replace(/\n$/, '');
     if (status === 'failed' && !answer) answer = exit.error ? `the agent could not start: ${exit.error.message}` : `the agent exited with ${exit.code ?? exit.signal}`;
     answer = clip(answer, MAX_CONTENT_CHARS);
     const ms = Date.now() - started;
@@ -444,6 +465,17 @@ export class RemoteSession {
       if (err instanceof NetworkError || this.stopped) return;
       this.event({ event: 'mirror_refused', message: (err as Error).message }, `mirror refused: ${(err as Error).message}`);
     });
+  }
+
+  /** What the agent is handed besides the prompt: its session to resume, and the CLI LLM proxy when asked. */
+  private agentEnv(): Record<string, string> {
+    const session = this.state.agentSessionId ?? '';
+    return {
+      FLOWCTL_AGENT_SESSION_ID: session,
+      // Claude Code's flag; a shell agent writes `$FLOWCTL_RESUME_ARGS` and gets nothing on the first prompt.
+      FLOWCTL_RESUME_ARGS: session ? `--resume ${session}` : '',
+      ...(this.options.useProxy && this.api.token ? { ANTHROPIC_BASE_URL: `${apiBaseUrl(this.api.baseUrl)}/cli/llm`, ANTHROPIC_API_KEY: this.api.token } : {}),
+    };
   }
 
   private async setThinking(thinking: boolean, label?: string) {

@@ -30,6 +30,23 @@ process.stdin.on('end', async () => {
 });
 `;
 
+/** An agent that speaks Claude Code's stream-json: a session it keeps across prompts, thinking, a tool call, its result, the answer. */
+const STREAM_AGENT = `
+let input = '';
+process.stdin.setEncoding('utf8').on('data', (d) => (input += d));
+process.stdin.on('end', () => {
+  const resumed = process.env.FLOWCTL_AGENT_SESSION_ID;
+  const session = resumed || 'sess-' + process.env.FLOWCTL_PROMPT_ID;
+  const line = (o) => process.stdout.write(JSON.stringify(o) + '\\n');
+  line({ type: 'system', subtype: 'init', session_id: session });
+  line({ type: 'assistant', message: { content: [{ type: 'thinking', thinking: 'pondering ' + input.trim(), signature: 'sig' }, { type: 'tool_use', id: 't1', name: 'Read', input: { path: 'a.txt' } }] } });
+  line({ type: 'user', message: { content: [{ type: 'tool_result', tool_use_id: 't1', content: 'file body' }] } });
+  line({ type: 'assistant', message: { content: [{ type: 'text', text: 'partial text' }] } });
+  const seen = [process.env.FLOWCTL_RESUME_ARGS || '-', process.env.ANTHROPIC_BASE_URL || '-', process.env.ANTHROPIC_API_KEY ? 'key' : '-'].join(' | ');
+  line({ type: 'result', subtype: 'success', is_error: false, result: 'done: ' + input.trim() + ' [' + seen + ']', session_id: session });
+});
+`;
+
 function agentFiles() {
   const dir = mkdtempSync(join(tmpdir(), 'flowctl-agent-'));
   const script = join(dir, 'agent.mjs');
@@ -158,6 +175,56 @@ describe('flowctl remote connect', function () {
         again.child.kill('SIGTERM');
       }
       expect((await again.exited).code).to.equal(0);
+    });
+  });
+
+  describe('an agent that speaks stream-json (issue 36 item 6)', () => {
+    let svc: TestService;
+    let alice: RegisteredUser;
+    let token: string;
+    const dirs: string[] = [];
+    before(async () => {
+      svc = await startTestService('embedded', { REMOTE_TERMINAL_LEASE_SECONDS: '3', REMOTE_PROMPT_LEASE_SECONDS: '3' });
+      alice = await registerUser(svc.baseUrl);
+      token = await cliToken(svc.baseUrl, alice);
+    });
+    after(async () => {
+      await svc?.stop();
+      for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('records thinking, tool and output steps, answers with the result, resumes its session on the next prompt and is pointed at the CLI proxy when asked', async () => {
+      const web = (method: string, path: string, body?: unknown) => call(svc.baseUrl, method, path, body, alice.auth);
+      const home = newConfigHome();
+      const dir = mkdtempSync(join(tmpdir(), 'flowctl-stream-agent-'));
+      dirs.push(home, dir);
+      writeFileSync(join(dir, 'agent.mjs'), STREAM_AGENT);
+      const command = `"${process.execPath}" "${join(dir, 'agent.mjs')}"`;
+      const cli = spawnFlowctl(['remote', 'connect', '--name', 'streamer', '--agent', command, '--agent-format', 'stream-json', '--use-proxy', '--wait', '5', '--json', '--no-local'], { url: svc.baseUrl, configHome: home, extra: { FLOWCTL_TOKEN: token } });
+      try {
+        const { terminalId: tid } = await connectedTerminal(cli);
+        const ask = async (content: string) => {
+          const p = (await web('POST', `/remote/terminals/${tid}/prompts`, { content })).body.prompt;
+          return waitUntil(`prompt ${p.id} answered`, async () => {
+            const got = (await web('GET', `/remote/terminals/${tid}/prompts/${p.id}`)).body.prompt;
+            return got?.answer ? got : null;
+          }, 30_000);
+        };
+        const first = await ask('first');
+        expect(first.answer.status).to.equal('completed');
+        expect(first.answer.content).to.match(/^done: first \[- \| .*\/api\/cli\/llm \| key\]$/);
+        const steps = (await web('GET', `/remote/terminals/${tid}/thread?limit=100`)).body.items.filter((e: any) => e.promptId === first.id && e.type === 'step');
+        const byKind = (kind: string) => steps.filter((e: any) => e.kind === kind).map((e: any) => e.content);
+        expect(byKind('thinking')).to.deep.equal(['pondering first']);
+        expect(byKind('tool')).to.deep.equal(['Read {"path":"a.txt"}', 'result: file body']);
+        expect(byKind('output')).to.deep.equal(['partial text']);
+        // The next prompt resumes the agent's session: its context is kept.
+        const second = await ask('second');
+        expect(second.answer.content).to.include(`[--resume sess-${first.id} |`);
+      } finally {
+        cli.child.kill('SIGTERM');
+      }
+      await cli.exited;
     });
   });
 
