@@ -27012,6 +27012,8 @@ export interface operations {
                             status: "RUNNING" | "SHUTTING_DOWN" | "LOST" | "STOPPED";
                             runsInHand: number;
                             workflowsInHand: number;
+                            /** @description the bus consumers the process runs (the dead-letter retrier delivers only to these); null: it started before announcing them */
+                            consumers: string[] | null;
                         }[];
                         nextCursor: string | null;
                     };

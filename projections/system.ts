@@ -86,6 +86,8 @@ export interface WorkerView {
   status: WorkerStatus;
   runsInHand: number;
   workflowsInHand: number;
+  /** The bus consumers the process announced when it started (null: started before it announced them). */
+  consumers: string[] | null;
 }
 
 export async function listWorkerViews(
@@ -107,6 +109,7 @@ export async function listWorkerViews(
       status: workerStatusOf(w, options.now, options.fallbackHeartbeatMs, options.shutdownMs),
       runsInHand: inHand.runs.get(w._id) ?? 0,
       workflowsInHand: inHand.workflows.get(w._id) ?? 0,
+      consumers: w.consumers ?? null,
     })),
   };
 }

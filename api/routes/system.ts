@@ -40,6 +40,7 @@ const workerSchema = z.object({
   status: workerStatus,
   runsInHand: z.number(),
   workflowsInHand: z.number(),
+  consumers: z.array(z.string()).nullable().describe('the bus consumers the process runs (the dead-letter retrier delivers only to these); null: it started before announcing them'),
 });
 const queueSchema = z.object({
   name: z.enum(TASK_QUEUES),

@@ -215,6 +215,10 @@ for (const mode of availableModes()) {
       const workerOf = async () => ((await get(operator, '/system/workers')).body.items as Array<Record<string, unknown>>).find((w) => w.id === id);
       const listed = await waitUntil('worker listed', workerOf);
       expect(listed).to.include({ role: 'worker', pid: process.pid, heartbeatMs: BEAT_MS, status: 'RUNNING', stoppedAt: null, runsInHand: 0, workflowsInHand: 0 });
+      // The consumers each process announced when it started (the dead-letter retrier delivers only to these); none announced: null.
+      expect(listed.consumers).to.equal(null);
+      const service = ((await get(operator, '/system/workers')).body.items as Array<Record<string, any>>).find((w) => w.host === 'test-service');
+      expect(service?.consumers).to.include.members(['run-worker', 'workflow-worker']);
 
       // A run in the worker's hands (the run worker of this process runs it as test-worker@<id>).
       const flowId = await client.newFlow(member);
