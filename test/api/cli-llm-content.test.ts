@@ -147,6 +147,11 @@ for (const mode of availableModes()) {
       await client().messages.create({ model: 'claude-via-anthropic', max_tokens: 2048, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: history });
       // The fake refuses a signature it did not issue; here it also must see the blocks byte for byte.
       expect(lastBody(anthropic).messages[1].content).to.deep.equal(first.content);
+      // And the check is real: a thinking block altered on the way is refused by the provider.
+      const altered = [ask, { role: 'assistant' as const, content: [{ ...first.content[0], thinking: 'something else' } as Anthropic.ThinkingBlockParam, first.content[2] as Anthropic.TextBlockParam] }, { role: 'user' as const, content: 'Again' }];
+      const refused = await call(svc.baseUrl, 'POST', '/cli/llm/messages', { model: 'claude-via-anthropic', max_tokens: 2048, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: altered }, { 'x-api-key': token });
+      expect(refused.status, refused.text).to.equal(502);
+      expect(refused.text).to.include('signature');
     });
 
     it('streams thinking (thinking_delta, signature_delta, redacted) before the text', async () => {
