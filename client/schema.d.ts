@@ -695,6 +695,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/cli/llm/messages/count_tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Counts a Messages request's input tokens (Anthropic's count_tokens): the model is routed as for a message; Anthropic counts its own, other providers' counts are estimates (header X-Llm-Token-Estimate: true). No charge, no audit event. */
+        post: operations["cliLlmCountTokens"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/cli/llm/v1/messages/count_tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The same operation where the Anthropic SDKs look for it. Counts a Messages request's input tokens (Anthropic's count_tokens): the model is routed as for a message; Anthropic counts its own, other providers' counts are estimates (header X-Llm-Token-Estimate: true). No charge, no audit event. */
+        post: operations["cliLlmCountTokensV1"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/flows": {
         parameters: {
             query?: never;
@@ -8518,20 +8552,113 @@ export interface operations {
                             /** @constant */
                             type: "tool_result";
                             tool_use_id: string;
-                            content?: string | {
-                                type: string;
-                                text?: string;
-                            }[];
+                            content?: string | ({
+                                /** @constant */
+                                type: "text";
+                                text: string;
+                                cache_control?: unknown;
+                            } | ({
+                                /** @constant */
+                                type: "image";
+                                source: {
+                                    /** @constant */
+                                    type: "base64";
+                                    /** @enum {string} */
+                                    media_type: "image/jpeg" | "image/png" | "image/gif" | "image/webp";
+                                    data: string;
+                                } | {
+                                    /** @constant */
+                                    type: "url";
+                                    /** Format: uri */
+                                    url: string;
+                                } | ({
+                                    /** @enum {string} */
+                                    type: "file";
+                                } & {
+                                    [key: string]: unknown;
+                                });
+                                cache_control?: unknown;
+                            } & {
+                                [key: string]: unknown;
+                            }) | ({
+                                /** @constant */
+                                type: "document";
+                                source: {
+                                    /** @constant */
+                                    type: "base64";
+                                    /** @constant */
+                                    media_type: "application/pdf";
+                                    data: string;
+                                } | {
+                                    /** @constant */
+                                    type: "url";
+                                    /** Format: uri */
+                                    url: string;
+                                } | ({
+                                    /** @enum {string} */
+                                    type: "file" | "text" | "content";
+                                } & {
+                                    [key: string]: unknown;
+                                });
+                                cache_control?: unknown;
+                            } & {
+                                [key: string]: unknown;
+                            }))[];
                             is_error?: boolean;
                             cache_control?: unknown;
+                        } | {
+                            /** @constant */
+                            type: "thinking";
+                            thinking: string;
+                            signature: string;
+                        } | {
+                            /** @constant */
+                            type: "redacted_thinking";
+                            data: string;
                         } | ({
-                            /** @enum {string} */
-                            type: "thinking" | "redacted_thinking";
+                            /** @constant */
+                            type: "image";
+                            source: {
+                                /** @constant */
+                                type: "base64";
+                                /** @enum {string} */
+                                media_type: "image/jpeg" | "image/png" | "image/gif" | "image/webp";
+                                data: string;
+                            } | {
+                                /** @constant */
+                                type: "url";
+                                /** Format: uri */
+                                url: string;
+                            } | ({
+                                /** @enum {string} */
+                                type: "file";
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            cache_control?: unknown;
                         } & {
                             [key: string]: unknown;
                         }) | ({
-                            /** @enum {string} */
-                            type: "image" | "document";
+                            /** @constant */
+                            type: "document";
+                            source: {
+                                /** @constant */
+                                type: "base64";
+                                /** @constant */
+                                media_type: "application/pdf";
+                                data: string;
+                            } | {
+                                /** @constant */
+                                type: "url";
+                                /** Format: uri */
+                                url: string;
+                            } | ({
+                                /** @enum {string} */
+                                type: "file" | "text" | "content";
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            cache_control?: unknown;
                         } & {
                             [key: string]: unknown;
                         }))[];
@@ -8569,6 +8696,14 @@ export interface operations {
                     metadata?: {
                         user_id?: string | null;
                     };
+                    thinking?: {
+                        /** @constant */
+                        type: "enabled";
+                        budget_tokens: number;
+                    } | {
+                        /** @constant */
+                        type: "disabled";
+                    };
                 };
             };
         };
@@ -8587,6 +8722,15 @@ export interface operations {
                         role: "assistant";
                         model: string;
                         content: ({
+                            /** @constant */
+                            type: "thinking";
+                            thinking: string;
+                            signature: string;
+                        } | {
+                            /** @constant */
+                            type: "redacted_thinking";
+                            data: string;
+                        } | {
                             /** @constant */
                             type: "text";
                             text: string;
@@ -8839,20 +8983,113 @@ export interface operations {
                             /** @constant */
                             type: "tool_result";
                             tool_use_id: string;
-                            content?: string | {
-                                type: string;
-                                text?: string;
-                            }[];
+                            content?: string | ({
+                                /** @constant */
+                                type: "text";
+                                text: string;
+                                cache_control?: unknown;
+                            } | ({
+                                /** @constant */
+                                type: "image";
+                                source: {
+                                    /** @constant */
+                                    type: "base64";
+                                    /** @enum {string} */
+                                    media_type: "image/jpeg" | "image/png" | "image/gif" | "image/webp";
+                                    data: string;
+                                } | {
+                                    /** @constant */
+                                    type: "url";
+                                    /** Format: uri */
+                                    url: string;
+                                } | ({
+                                    /** @enum {string} */
+                                    type: "file";
+                                } & {
+                                    [key: string]: unknown;
+                                });
+                                cache_control?: unknown;
+                            } & {
+                                [key: string]: unknown;
+                            }) | ({
+                                /** @constant */
+                                type: "document";
+                                source: {
+                                    /** @constant */
+                                    type: "base64";
+                                    /** @constant */
+                                    media_type: "application/pdf";
+                                    data: string;
+                                } | {
+                                    /** @constant */
+                                    type: "url";
+                                    /** Format: uri */
+                                    url: string;
+                                } | ({
+                                    /** @enum {string} */
+                                    type: "file" | "text" | "content";
+                                } & {
+                                    [key: string]: unknown;
+                                });
+                                cache_control?: unknown;
+                            } & {
+                                [key: string]: unknown;
+                            }))[];
                             is_error?: boolean;
                             cache_control?: unknown;
+                        } | {
+                            /** @constant */
+                            type: "thinking";
+                            thinking: string;
+                            signature: string;
+                        } | {
+                            /** @constant */
+                            type: "redacted_thinking";
+                            data: string;
                         } | ({
-                            /** @enum {string} */
-                            type: "thinking" | "redacted_thinking";
+                            /** @constant */
+                            type: "image";
+                            source: {
+                                /** @constant */
+                                type: "base64";
+                                /** @enum {string} */
+                                media_type: "image/jpeg" | "image/png" | "image/gif" | "image/webp";
+                                data: string;
+                            } | {
+                                /** @constant */
+                                type: "url";
+                                /** Format: uri */
+                                url: string;
+                            } | ({
+                                /** @enum {string} */
+                                type: "file";
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            cache_control?: unknown;
                         } & {
                             [key: string]: unknown;
                         }) | ({
-                            /** @enum {string} */
-                            type: "image" | "document";
+                            /** @constant */
+                            type: "document";
+                            source: {
+                                /** @constant */
+                                type: "base64";
+                                /** @constant */
+                                media_type: "application/pdf";
+                                data: string;
+                            } | {
+                                /** @constant */
+                                type: "url";
+                                /** Format: uri */
+                                url: string;
+                            } | ({
+                                /** @enum {string} */
+                                type: "file" | "text" | "content";
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            cache_control?: unknown;
                         } & {
                             [key: string]: unknown;
                         }))[];
@@ -8890,6 +9127,14 @@ export interface operations {
                     metadata?: {
                         user_id?: string | null;
                     };
+                    thinking?: {
+                        /** @constant */
+                        type: "enabled";
+                        budget_tokens: number;
+                    } | {
+                        /** @constant */
+                        type: "disabled";
+                    };
                 };
             };
         };
@@ -8908,6 +9153,15 @@ export interface operations {
                         role: "assistant";
                         model: string;
                         content: ({
+                            /** @constant */
+                            type: "thinking";
+                            thinking: string;
+                            signature: string;
+                        } | {
+                            /** @constant */
+                            type: "redacted_thinking";
+                            data: string;
+                        } | {
                             /** @constant */
                             type: "text";
                             text: string;
@@ -9229,6 +9483,718 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cliLlmCountTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "model": "example",
+                 *       "messages": [
+                 *         {
+                 *           "role": "user",
+                 *           "content": "example"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    model: string;
+                    max_tokens?: number;
+                    system?: string | {
+                        /** @constant */
+                        type: "text";
+                        text: string;
+                        cache_control?: unknown;
+                    }[];
+                    messages: {
+                        /** @enum {string} */
+                        role: "user" | "assistant";
+                        content: string | ({
+                            /** @constant */
+                            type: "text";
+                            text: string;
+                            cache_control?: unknown;
+                        } | {
+                            /** @constant */
+                            type: "tool_use";
+                            id: string;
+                            name: string;
+                            input: {
+                                [key: string]: unknown;
+                            };
+                            cache_control?: unknown;
+                        } | {
+                            /** @constant */
+                            type: "tool_result";
+                            tool_use_id: string;
+                            content?: string | ({
+                                /** @constant */
+                                type: "text";
+                                text: string;
+                                cache_control?: unknown;
+                            } | ({
+                                /** @constant */
+                                type: "image";
+                                source: {
+                                    /** @constant */
+                                    type: "base64";
+                                    /** @enum {string} */
+                                    media_type: "image/jpeg" | "image/png" | "image/gif" | "image/webp";
+                                    data: string;
+                                } | {
+                                    /** @constant */
+                                    type: "url";
+                                    /** Format: uri */
+                                    url: string;
+                                } | ({
+                                    /** @enum {string} */
+                                    type: "file";
+                                } & {
+                                    [key: string]: unknown;
+                                });
+                                cache_control?: unknown;
+                            } & {
+                                [key: string]: unknown;
+                            }) | ({
+                                /** @constant */
+                                type: "document";
+                                source: {
+                                    /** @constant */
+                                    type: "base64";
+                                    /** @constant */
+                                    media_type: "application/pdf";
+                                    data: string;
+                                } | {
+                                    /** @constant */
+                                    type: "url";
+                                    /** Format: uri */
+                                    url: string;
+                                } | ({
+                                    /** @enum {string} */
+                                    type: "file" | "text" | "content";
+                                } & {
+                                    [key: string]: unknown;
+                                });
+                                cache_control?: unknown;
+                            } & {
+                                [key: string]: unknown;
+                            }))[];
+                            is_error?: boolean;
+                            cache_control?: unknown;
+                        } | {
+                            /** @constant */
+                            type: "thinking";
+                            thinking: string;
+                            signature: string;
+                        } | {
+                            /** @constant */
+                            type: "redacted_thinking";
+                            data: string;
+                        } | ({
+                            /** @constant */
+                            type: "image";
+                            source: {
+                                /** @constant */
+                                type: "base64";
+                                /** @enum {string} */
+                                media_type: "image/jpeg" | "image/png" | "image/gif" | "image/webp";
+                                data: string;
+                            } | {
+                                /** @constant */
+                                type: "url";
+                                /** Format: uri */
+                                url: string;
+                            } | ({
+                                /** @enum {string} */
+                                type: "file";
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            cache_control?: unknown;
+                        } & {
+                            [key: string]: unknown;
+                        }) | ({
+                            /** @constant */
+                            type: "document";
+                            source: {
+                                /** @constant */
+                                type: "base64";
+                                /** @constant */
+                                media_type: "application/pdf";
+                                data: string;
+                            } | {
+                                /** @constant */
+                                type: "url";
+                                /** Format: uri */
+                                url: string;
+                            } | ({
+                                /** @enum {string} */
+                                type: "file" | "text" | "content";
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            cache_control?: unknown;
+                        } & {
+                            [key: string]: unknown;
+                        }))[];
+                    }[];
+                    tools?: {
+                        name: string;
+                        description?: string;
+                        input_schema: {
+                            [key: string]: unknown;
+                        };
+                        /** @constant */
+                        type?: "custom";
+                        cache_control?: unknown;
+                    }[];
+                    tool_choice?: {
+                        /** @constant */
+                        type: "auto";
+                        disable_parallel_tool_use?: boolean;
+                    } | {
+                        /** @constant */
+                        type: "any";
+                        disable_parallel_tool_use?: boolean;
+                    } | {
+                        /** @constant */
+                        type: "none";
+                    } | {
+                        /** @constant */
+                        type: "tool";
+                        name: string;
+                        disable_parallel_tool_use?: boolean;
+                    };
+                    temperature?: number;
+                    stop_sequences?: string[];
+                    stream?: boolean;
+                    metadata?: {
+                        user_id?: string | null;
+                    };
+                    thinking?: {
+                        /** @constant */
+                        type: "enabled";
+                        budget_tokens: number;
+                    } | {
+                        /** @constant */
+                        type: "disabled";
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description {input_tokens} */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        input_tokens: number;
+                    };
+                };
+            };
+            /** @description invalid_request_error: bad input, unknown model, content the provider cannot take (UNSUPPORTED_CONTENT) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            type: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description authentication_error */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            type: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description not_found_error: the model name is not routed (MODEL_NOT_ROUTED) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            type: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            type: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            type: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate_limit_error: CLI_LLM_RATE_LIMIT_PER_MINUTE per credential, or the provider's own */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            type: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description api_error: the provider failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            type: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            type: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    cliLlmCountTokensV1: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "model": "example",
+                 *       "messages": [
+                 *         {
+                 *           "role": "user",
+                 *           "content": "example"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    model: string;
+                    max_tokens?: number;
+                    system?: string | {
+                        /** @constant */
+                        type: "text";
+                        text: string;
+                        cache_control?: unknown;
+                    }[];
+                    messages: {
+                        /** @enum {string} */
+                        role: "user" | "assistant";
+                        content: string | ({
+                            /** @constant */
+                            type: "text";
+                            text: string;
+                            cache_control?: unknown;
+                        } | {
+                            /** @constant */
+                            type: "tool_use";
+                            id: string;
+                            name: string;
+                            input: {
+                                [key: string]: unknown;
+                            };
+                            cache_control?: unknown;
+                        } | {
+                            /** @constant */
+                            type: "tool_result";
+                            tool_use_id: string;
+                            content?: string | ({
+                                /** @constant */
+                                type: "text";
+                                text: string;
+                                cache_control?: unknown;
+                            } | ({
+                                /** @constant */
+                                type: "image";
+                                source: {
+                                    /** @constant */
+                                    type: "base64";
+                                    /** @enum {string} */
+                                    media_type: "image/jpeg" | "image/png" | "image/gif" | "image/webp";
+                                    data: string;
+                                } | {
+                                    /** @constant */
+                                    type: "url";
+                                    /** Format: uri */
+                                    url: string;
+                                } | ({
+                                    /** @enum {string} */
+                                    type: "file";
+                                } & {
+                                    [key: string]: unknown;
+                                });
+                                cache_control?: unknown;
+                            } & {
+                                [key: string]: unknown;
+                            }) | ({
+                                /** @constant */
+                                type: "document";
+                                source: {
+                                    /** @constant */
+                                    type: "base64";
+                                    /** @constant */
+                                    media_type: "application/pdf";
+                                    data: string;
+                                } | {
+                                    /** @constant */
+                                    type: "url";
+                                    /** Format: uri */
+                                    url: string;
+                                } | ({
+                                    /** @enum {string} */
+                                    type: "file" | "text" | "content";
+                                } & {
+                                    [key: string]: unknown;
+                                });
+                                cache_control?: unknown;
+                            } & {
+                                [key: string]: unknown;
+                            }))[];
+                            is_error?: boolean;
+                            cache_control?: unknown;
+                        } | {
+                            /** @constant */
+                            type: "thinking";
+                            thinking: string;
+                            signature: string;
+                        } | {
+                            /** @constant */
+                            type: "redacted_thinking";
+                            data: string;
+                        } | ({
+                            /** @constant */
+                            type: "image";
+                            source: {
+                                /** @constant */
+                                type: "base64";
+                                /** @enum {string} */
+                                media_type: "image/jpeg" | "image/png" | "image/gif" | "image/webp";
+                                data: string;
+                            } | {
+                                /** @constant */
+                                type: "url";
+                                /** Format: uri */
+                                url: string;
+                            } | ({
+                                /** @enum {string} */
+                                type: "file";
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            cache_control?: unknown;
+                        } & {
+                            [key: string]: unknown;
+                        }) | ({
+                            /** @constant */
+                            type: "document";
+                            source: {
+                                /** @constant */
+                                type: "base64";
+                                /** @constant */
+                                media_type: "application/pdf";
+                                data: string;
+                            } | {
+                                /** @constant */
+                                type: "url";
+                                /** Format: uri */
+                                url: string;
+                            } | ({
+                                /** @enum {string} */
+                                type: "file" | "text" | "content";
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            cache_control?: unknown;
+                        } & {
+                            [key: string]: unknown;
+                        }))[];
+                    }[];
+                    tools?: {
+                        name: string;
+                        description?: string;
+                        input_schema: {
+                            [key: string]: unknown;
+                        };
+                        /** @constant */
+                        type?: "custom";
+                        cache_control?: unknown;
+                    }[];
+                    tool_choice?: {
+                        /** @constant */
+                        type: "auto";
+                        disable_parallel_tool_use?: boolean;
+                    } | {
+                        /** @constant */
+                        type: "any";
+                        disable_parallel_tool_use?: boolean;
+                    } | {
+                        /** @constant */
+                        type: "none";
+                    } | {
+                        /** @constant */
+                        type: "tool";
+                        name: string;
+                        disable_parallel_tool_use?: boolean;
+                    };
+                    temperature?: number;
+                    stop_sequences?: string[];
+                    stream?: boolean;
+                    metadata?: {
+                        user_id?: string | null;
+                    };
+                    thinking?: {
+                        /** @constant */
+                        type: "enabled";
+                        budget_tokens: number;
+                    } | {
+                        /** @constant */
+                        type: "disabled";
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description {input_tokens} */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        input_tokens: number;
+                    };
+                };
+            };
+            /** @description invalid_request_error: bad input, unknown model, content the provider cannot take (UNSUPPORTED_CONTENT) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            type: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description authentication_error */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            type: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description not_found_error: the model name is not routed (MODEL_NOT_ROUTED) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            type: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            type: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            type: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate_limit_error: CLI_LLM_RATE_LIMIT_PER_MINUTE per credential, or the provider's own */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            type: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description api_error: the provider failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            type: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            type: string;
+                            message: string;
+                        };
+                    };
                 };
             };
         };

@@ -14,7 +14,7 @@ import { spendPeriodOf, spendStreamId } from '../domain/orgs/spend.js';
 import { DomainError } from '../domain/shared/decider.js';
 import type { Principal } from '../domain/shared/principal.js';
 import type { EventStore } from '../ports/event-store.js';
-import { isLlmAbort, isLlmProviderError, type LlmCaller, type LlmGateway, type LlmRequest, type LlmResult } from '../ports/llm.js';
+import { isLlmAbort, isLlmProviderError, type LlmCaller, type LlmGateway, type LlmProvider, type LlmRequest, type LlmResult } from '../ports/llm.js';
 import type { Logger } from '../ports/logger.js';
 import type { RateLimiter } from '../ports/rate-limiter.js';
 import { handleCommand, loadState, type CommandContext } from './handle.js';
@@ -70,6 +70,12 @@ export function routeOrRefuse(llm: LlmGateway, requested: string, policy: CliLlm
   return routed;
 }
 
+/** An image or document the routed provider cannot take is a 400 naming the block, before any call: never dropped. */
+export function refuseUnsupported(provider: LlmProvider, id: string, request: LlmRequest): void {
+  const refusal = provider.unsupported?.(request);
+  if (refusal) throw new DomainError('UNSUPPORTED_CONTENT', `${refusal.field}: ${refusal.message}`, 'invalid', { field: refusal.field, fields: [{ field: refusal.field, message: refusal.message }], provider: id });
+}
+
 export interface CliLlmCall {
   requestedModel: string;
   request: LlmRequest;
@@ -96,6 +102,7 @@ export async function prepareCliLlmCall(ports: CliLlmPorts, context: CommandCont
   const routed = routeOrRefuse(ports.llm, call.requestedModel, policy, settings);
   await assertWithinBudget({ eventStore: ports.eventStore, clock: { now: () => context.now } }, caller, routed.provider);
   const provider = await ports.llm.providerFor(caller, routed.provider);
+  refuseUnsupported(provider, routed.provider, call.request);
   const logPrompts = settings?.logPrompts ?? false;
   const callId = ports.newId();
 

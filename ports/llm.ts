@@ -27,6 +27,8 @@
  *   (`stopSequence` says which one, when the provider tells).
  */
 export { LlmAbortError, LlmProviderError, isLlmAbort, isLlmProviderError, type LlmErrorCode } from './llm-errors.js';
+export { isMediaPart, type LlmContentRefusal, type LlmMediaPart, type LlmMediaSource, type LlmPart, type LlmThinkingConfig, type LlmThinkingDelta, type LlmThinkingPart } from './llm-content.js';
+import type { LlmContentRefusal, LlmPart, LlmThinkingConfig, LlmThinkingDelta, LlmThinkingPart } from './llm-content.js';
 
 export const LLM_PROVIDER_IDS = ['openai', 'anthropic', 'google', 'openai_compatible', 'offline'] as const;
 export type LlmProviderId = (typeof LLM_PROVIDER_IDS)[number];
@@ -40,6 +42,11 @@ export interface LlmMessage {
   toolCalls?: LlmToolCall[];
   /** User messages: results of the previous turn's tool calls (sent before the message's text). */
   toolResults?: LlmToolResult[];
+  /**
+   * The content in order when it holds more than text (images, documents, thinking); `content`
+   * is then its text joined. Adapters that read it: Anthropic, OpenAI-compatible, Gemini.
+   */
+  parts?: LlmPart[];
 }
 
 /** A function the model may call; `inputSchema` is a JSON Schema of its arguments object. */
@@ -68,6 +75,8 @@ export interface LlmToolResult {
   name?: string;
   content: string;
   isError?: boolean;
+  /** Text and media in order, when the result holds more than text (`content` is then its text). */
+  parts?: Array<LlmPart & { type: 'text' | 'image' | 'document' }>;
 }
 
 /** `auto`: the model decides; `any`: it must call some tool; `none`: no tool; `tool`: that one. */
@@ -100,6 +109,10 @@ export interface LlmRequest {
   stopSequences?: string[];
   /** Called with each piece of a tool call as it streams in (only with `stream: true`). */
   onToolCallDelta?(delta: LlmToolCallDelta): void;
+  /** Extended thinking, for providers that have it (Anthropic); others ignore it. */
+  thinking?: LlmThinkingConfig;
+  /** Called with each piece of thinking as it streams in (only with `stream: true`). */
+  onThinkingDelta?(delta: LlmThinkingDelta): void;
 }
 
 export interface LlmUsage {
@@ -131,6 +144,8 @@ export interface LlmResult {
   toolCalls?: LlmToolCall[];
   /** Which of `stopSequences` ended the answer, when the provider says (Anthropic, offline). */
   stopSequence?: string;
+  /** The model's thinking blocks (Anthropic), to be given back unchanged on the next turn. */
+  thinking?: LlmThinkingPart[];
   /** The provider's final answer object (non-streaming only), for debugging; never sent to clients as is. */
   raw?: unknown;
 }
@@ -140,6 +155,10 @@ export interface LlmProvider {
   complete(request: LlmRequest): Promise<LlmResult>;
   /** Model ids the provider offers now, from its list endpoint; absent when it has none. */
   listModels?(signal?: AbortSignal): Promise<string[]>;
+  /** The first part of the request this provider cannot take (an image, a PDF…), checked before any call; null when it takes all. */
+  unsupported?(request: LlmRequest): LlmContentRefusal | null;
+  /** The provider's own count of the request's input tokens, when it has an endpoint for it (Anthropic). */
+  countTokens?(request: LlmRequest): Promise<number>;
 }
 
 export const LLM_PROVIDER_NAMES: Record<LlmProviderId, string> = {

@@ -1,8 +1,9 @@
 import type { Writable } from 'node:stream';
 import { z } from 'zod';
 import { DomainError } from '../../domain/shared/decider.js';
-import type { LlmMessage, LlmResult, LlmTool, LlmToolCallDelta, LlmToolChoice, LlmUsage } from '../../ports/llm.js';
+import type { LlmMessage, LlmPart, LlmResult, LlmThinkingConfig, LlmThinkingDelta, LlmTool, LlmToolCallDelta, LlmToolChoice, LlmToolResult, LlmUsage } from '../../ports/llm.js';
 import type { ErrorRenderer } from '../route.js';
+import { documentBlock, imageBlock, mediaPart, needsParts, redactedThinkingBlock, thinkingBlock, thinkingBlocks, thinkingPart } from './cli-llm-content.js';
 
 /**
  * The Anthropic Messages wire format as POST /cli/llm/messages speaks it: the request schema, its
@@ -16,14 +17,12 @@ const toolUseBlock = z.object({ type: z.literal('tool_use'), id: z.string().min(
 const toolResultBlock = z.object({
   type: z.literal('tool_result'),
   tool_use_id: z.string().min(1).max(200),
-  content: z.union([z.string(), z.array(z.object({ type: z.string(), text: z.string().optional() }))]).optional(),
+  // Text, images and documents (Anthropic's search_result blocks are not taken: 400 naming the block's type).
+  content: z.union([z.string(), z.array(z.discriminatedUnion('type', [textBlock, imageBlock, documentBlock]))]).optional(),
   is_error: z.boolean().optional(),
   ...cacheControl,
 });
-/** Thinking from an earlier answer is dropped when the conversation is sent on; images and documents are refused. */
-const thinkingBlock = z.object({ type: z.enum(['thinking', 'redacted_thinking']) }).passthrough();
-const mediaBlock = z.object({ type: z.enum(['image', 'document']) }).passthrough();
-const contentBlock = z.discriminatedUnion('type', [textBlock, toolUseBlock, toolResultBlock, thinkingBlock, mediaBlock]);
+const contentBlock = z.discriminatedUnion('type', [textBlock, toolUseBlock, toolResultBlock, thinkingBlock, redactedThinkingBlock, imageBlock, documentBlock]);
 
 export const messagesBody = z.object({
   model: z.string().trim().min(1).max(200),
@@ -49,6 +48,8 @@ export const messagesBody = z.object({
   stop_sequences: z.array(z.string().min(1).max(500)).max(16).optional(),
   stream: z.boolean().optional(),
   metadata: z.object({ user_id: z.string().max(256).nullish() }).optional(),
+  // Anthropic's minimum budget is 1,024 tokens; providers without extended thinking ignore it.
+  thinking: z.discriminatedUnion('type', [z.object({ type: z.literal('enabled'), budget_tokens: z.number().int().min(1024) }), z.object({ type: z.literal('disabled') })]).optional(),
 });
 export type MessagesBody = z.infer<typeof messagesBody>;
 
@@ -58,7 +59,14 @@ export const messageReply = z.object({
   type: z.literal('message'),
   role: z.literal('assistant'),
   model: z.string(),
-  content: z.array(z.union([z.object({ type: z.literal('text'), text: z.string() }), z.object({ type: z.literal('tool_use'), id: z.string(), name: z.string(), input: z.record(z.string(), z.unknown()) })])),
+  content: z.array(
+    z.union([
+      z.object({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() }),
+      z.object({ type: z.literal('redacted_thinking'), data: z.string() }),
+      z.object({ type: z.literal('text'), text: z.string() }),
+      z.object({ type: z.literal('tool_use'), id: z.string(), name: z.string(), input: z.record(z.string(), z.unknown()) }),
+    ]),
+  ),
   stop_reason: z.enum(['end_turn', 'max_tokens', 'stop_sequence', 'tool_use', 'refusal']),
   stop_sequence: z.string().nullable(),
   usage: usageReply,
@@ -68,15 +76,16 @@ export const anthropicErrorReply = z.object({ type: z.literal('error'), error: z
 const unsupported = (field: string, what: string) =>
   new DomainError('UNSUPPORTED_CONTENT', `${field}: ${what} blocks are not supported by this proxy`, 'invalid', { fields: [{ field, message: `${what} blocks are not supported` }] });
 
-function resultText(content: z.infer<typeof toolResultBlock>['content'], field: string): string {
-  if (content === undefined) return '';
-  if (typeof content === 'string') return content;
-  return content
-    .map((block, i) => {
-      if (block.type !== 'text') throw unsupported(`${field}.${i}`, block.type);
-      return block.text ?? '';
-    })
-    .join('\n');
+/** A tool result's content: its text, and its parts when it carries images or documents. */
+function resultOf(block: z.infer<typeof toolResultBlock>, field: string): LlmToolResult {
+  const base = { toolCallId: block.tool_use_id, ...(block.is_error && { isError: true }) };
+  if (block.content === undefined || typeof block.content === 'string') return { ...base, content: block.content ?? '' };
+  const parts = block.content.map((b, i): LlmPart & { type: 'text' | 'image' | 'document' } => {
+    const where = `${field}.content.${i}`;
+    return b.type === 'text' ? { type: 'text', text: b.text, original: b } : mediaPart(b, where);
+  });
+  const content = parts.map((p) => (p.type === 'text' ? p.text : '')).filter((t) => t !== '').join('\n');
+  return { ...base, content, ...(needsParts(parts) && { parts }) };
 }
 
 export interface TranslatedRequest {
@@ -84,18 +93,23 @@ export interface TranslatedRequest {
   tools?: LlmTool[];
   toolChoice?: LlmToolChoice;
   stopSequences?: string[];
+  thinking?: LlmThinkingConfig;
   /** The last user turn as text (its tool results' contents, then its text), for prompt logging. */
   promptText: string;
 }
 
-/** Anthropic's request as the port's: system first, tool results before the user's text, thinking dropped. */
-export function toLlmRequest(body: MessagesBody): TranslatedRequest {
+/**
+ * Anthropic's request as the port's: system first, tool results before the user's text; a turn
+ * with images, documents or thinking keeps them in order as `parts`.
+ */
+export function toLlmRequest(body: Omit<MessagesBody, 'max_tokens'>): TranslatedRequest {
   const messages: LlmMessage[] = [];
   const system = typeof body.system === 'string' ? body.system : (body.system ?? []).map((b) => b.text).join('\n\n');
   if (system !== '') messages.push({ role: 'system', content: system });
   body.messages.forEach((message, m) => {
     if (typeof message.content === 'string') return void messages.push({ role: message.role, content: message.content });
     const texts: string[] = [];
+    const parts: LlmPart[] = [];
     const toolCalls: NonNullable<LlmMessage['toolCalls']> = [];
     const toolResults: NonNullable<LlmMessage['toolResults']> = [];
     message.content.forEach((block, b) => {
@@ -103,6 +117,7 @@ export function toLlmRequest(body: MessagesBody): TranslatedRequest {
       switch (block.type) {
         case 'text':
           texts.push(block.text);
+          parts.push({ type: 'text', text: block.text, original: block });
           break;
         case 'tool_use':
           if (message.role !== 'assistant') throw unsupported(field, 'user tool_use');
@@ -110,16 +125,27 @@ export function toLlmRequest(body: MessagesBody): TranslatedRequest {
           break;
         case 'tool_result':
           if (message.role !== 'user') throw unsupported(field, 'assistant tool_result');
-          toolResults.push({ toolCallId: block.tool_use_id, content: resultText(block.content, `${field}.content`), ...(block.is_error && { isError: true }) });
+          toolResults.push(resultOf(block, field));
           break;
         case 'thinking':
         case 'redacted_thinking':
+          if (message.role !== 'assistant') throw unsupported(field, `user ${block.type}`);
+          parts.push(thinkingPart(block));
           break;
-        default:
-          throw unsupported(field, block.type);
+        case 'image':
+        case 'document':
+          if (message.role !== 'user') throw unsupported(field, `assistant ${block.type}`);
+          parts.push(mediaPart(block, field));
+          break;
       }
     });
-    messages.push({ role: message.role, content: texts.join('\n'), ...(toolCalls.length > 0 && { toolCalls }), ...(toolResults.length > 0 && { toolResults }) });
+    messages.push({
+      role: message.role,
+      content: texts.join('\n'),
+      ...(toolCalls.length > 0 && { toolCalls }),
+      ...(toolResults.length > 0 && { toolResults }),
+      ...(needsParts(parts) && { parts }),
+    });
   });
   const lastUser = [...messages].reverse().find((m) => m.role === 'user');
   const promptText = [...(lastUser?.toolResults ?? []).map((r) => r.content), ...(lastUser?.content ? [lastUser.content] : [])].join('\n');
@@ -131,6 +157,7 @@ export function toLlmRequest(body: MessagesBody): TranslatedRequest {
     ...(tools && tools.length > 0 && { tools }),
     ...(toolChoice && { toolChoice }),
     ...(body.stop_sequences && body.stop_sequences.length > 0 && { stopSequences: body.stop_sequences }),
+    ...(body.thinking && { thinking: body.thinking.type === 'enabled' ? { type: 'enabled', budgetTokens: body.thinking.budget_tokens } : { type: 'disabled' } }),
     promptText,
   };
 }
@@ -163,7 +190,7 @@ export function anthropicUsage(usage: LlmUsage) {
 export function messageOf(id: string, model: string, result: LlmResult): z.infer<typeof messageReply> {
   const calls = (result.toolCalls ?? []).map((c) => ({ type: 'tool_use' as const, id: c.id, name: c.name, input: c.input }));
   const text = result.text !== '' || calls.length === 0 ? [{ type: 'text' as const, text: result.text }] : [];
-  return { id, type: 'message', role: 'assistant', model, content: [...text, ...calls], stop_reason: stopReasonOf(result), stop_sequence: result.stopSequence ?? null, usage: anthropicUsage(result.usage) };
+  return { id, type: 'message', role: 'assistant', model, content: [...thinkingBlocks(result.thinking), ...text, ...calls], stop_reason: stopReasonOf(result), stop_sequence: result.stopSequence ?? null, usage: anthropicUsage(result.usage) };
 }
 
 const ERROR_TYPES: Record<number, string> = {
@@ -195,7 +222,7 @@ export const renderAnthropicError: ErrorRenderer = (status, error) => ({ type: '
  */
 export class MessagesSseWriter {
   private started = false;
-  private block: { index: number; kind: 'text' | 'tool'; toolIndex?: number } | null = null;
+  private block: { index: number; kind: 'text' | 'tool' | 'thinking'; toolIndex?: number } | null = null;
   private nextIndex = 0;
   private pinger: NodeJS.Timeout | null = null;
 
@@ -248,6 +275,20 @@ export class MessagesSseWriter {
       this.send('content_block_start', { index: this.block.index, content_block: { type: 'tool_use', id: delta.id ?? `toolu_${this.id}_${delta.index}`, name: delta.name ?? '', input: {} } });
     }
     if (delta.argumentsJson) this.send('content_block_delta', { index: this.block.index, delta: { type: 'input_json_delta', partial_json: delta.argumentsJson } });
+  }
+
+  /** Thinking comes first in an answer; each of the provider's thinking blocks is one block here. */
+  thinking(delta: LlmThinkingDelta) {
+    this.start();
+    if (this.block?.kind !== 'thinking' || this.block.toolIndex !== delta.index) {
+      this.closeBlock();
+      this.block = { index: this.nextIndex++, kind: 'thinking', toolIndex: delta.index };
+      const start = delta.type === 'thinking' ? { type: 'thinking', thinking: '', signature: '' } : { type: 'redacted_thinking', data: delta.data };
+      this.send('content_block_start', { index: this.block.index, content_block: start });
+    }
+    if (delta.type !== 'thinking') return;
+    if (delta.thinking) this.send('content_block_delta', { index: this.block.index, delta: { type: 'thinking_delta', thinking: delta.thinking } });
+    if (delta.signature) this.send('content_block_delta', { index: this.block.index, delta: { type: 'signature_delta', signature: delta.signature } });
   }
 
   finish(result: LlmResult) {

@@ -18,7 +18,7 @@ import { orgParams } from './orgs-schemas.js';
  */
 const tag = 'CLI';
 
-const policyOf = (services: Services): CliLlmPolicy => {
+export const policyOf = (services: Services): CliLlmPolicy => {
   const c = services.config;
   return {
     serviceMap: c.CLI_LLM_MODEL_MAP,
@@ -28,7 +28,7 @@ const policyOf = (services: Services): CliLlmPolicy => {
 };
 
 /** A provider failure as a DomainError the error renderer turns into Anthropic's shape. */
-function asDomainError(err: unknown): unknown {
+export function asDomainError(err: unknown): unknown {
   if (isLlmProviderError(err)) {
     const details = { ...err.toDetails(), ...(err.retryAfter !== undefined && { retryAfterSeconds: Math.ceil(err.retryAfter) }) };
     switch (err.code) {
@@ -98,6 +98,7 @@ const messagesRoute = (path: string, operationId: string, note: string) =>
         ...(translated.tools && { tools: translated.tools }),
         ...(translated.toolChoice && { toolChoice: translated.toolChoice }),
         ...(translated.stopSequences && { stopSequences: translated.stopSequences }),
+        ...(translated.thinking && { thinking: translated.thinking }),
         signal,
       };
       const ports = { llm: services.llm, eventStore: services.eventStore, rateLimiter: services.rateLimiter, logger: services.logger, newId: services.newId };
@@ -129,6 +130,10 @@ const messagesRoute = (path: string, operationId: string, note: string) =>
       };
       request.onToolCallDelta = (delta) => {
         writer.tool(delta);
+        opened();
+      };
+      request.onThinkingDelta = (delta) => {
+        writer.thinking(delta);
         opened();
       };
       let prepared;

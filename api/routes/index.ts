@@ -13,6 +13,7 @@ import { apiKeyRoutes } from './users-api-keys.js';
 import { authRoutes } from './users-auth.js';
 import { cliRoutes } from './cli.js';
 import { cliLlmRoutes } from './cli-llm.js';
+import { cliLlmCountRoutes } from './cli-llm-count.js';
 import { healthRoutes } from './health.js';
 import { orgRoutes } from './orgs.js';
 import { probeRoutes } from './probes.js';
@@ -60,6 +61,7 @@ export const allRoutes: RouteDef[] = [
   ...orgRoutes,
   ...cliRoutes,
   ...cliLlmRoutes,
+  ...cliLlmCountRoutes,
   ...flowRoutes,
   ...nodeRoutes,
   ...connectionRoutes,

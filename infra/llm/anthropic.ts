@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import type { LlmFinishReason, LlmMessage, LlmProvider, LlmRequest, LlmResult, LlmToolCall, LlmUsage } from '../../ports/llm.js';
+import type { LlmFinishReason, LlmMessage, LlmProvider, LlmRequest, LlmResult, LlmThinkingPart, LlmToolCall, LlmUsage } from '../../ports/llm.js';
 import { LlmProviderError, badResponse } from './errors.js';
 import { getJson, readSse, send, sseJson, trimSlash, withProviderCall, type AdapterSettings, type ProviderCall } from './http.js';
+import { anthropicBlock, anthropicToolResult, thinkingOf } from './anthropic-content.js';
 import { llmResult, parseToolArguments } from './result.js';
 
 /**
@@ -23,7 +24,18 @@ type RawUsage = z.infer<typeof usageSchema>;
 
 const messageSchema = z.object({
   model: z.string().optional(),
-  content: z.array(z.object({ type: z.string(), text: z.string().optional(), id: z.string().optional(), name: z.string().optional(), input: z.record(z.string(), z.unknown()).optional() })),
+  content: z.array(
+    z.object({
+      type: z.string(),
+      text: z.string().optional(),
+      id: z.string().optional(),
+      name: z.string().optional(),
+      input: z.record(z.string(), z.unknown()).optional(),
+      thinking: z.string().optional(),
+      signature: z.string().optional(),
+      data: z.string().optional(),
+    }),
+  ),
   stop_reason: z.string().nullish(),
   stop_sequence: z.string().nullish(),
   usage: usageSchema,
@@ -33,15 +45,24 @@ const eventSchema = z.object({
   type: z.string(),
   message: z.object({ model: z.string().optional(), usage: usageSchema.optional() }).optional(),
   index: z.number().int().nonnegative().optional(),
-  content_block: z.object({ type: z.string(), id: z.string().optional(), name: z.string().optional() }).optional(),
+  content_block: z.object({ type: z.string(), id: z.string().optional(), name: z.string().optional(), thinking: z.string().optional(), signature: z.string().optional(), data: z.string().optional() }).optional(),
   delta: z
-    .object({ type: z.string().optional(), text: z.string().optional(), partial_json: z.string().optional(), stop_reason: z.string().nullish(), stop_sequence: z.string().nullish() })
+    .object({
+      type: z.string().optional(),
+      text: z.string().optional(),
+      partial_json: z.string().optional(),
+      thinking: z.string().optional(),
+      signature: z.string().optional(),
+      stop_reason: z.string().nullish(),
+      stop_sequence: z.string().nullish(),
+    })
     .optional(),
   usage: usageSchema.optional(),
   error: z.object({ type: z.string().optional(), message: z.string().optional() }).optional(),
 });
 
 const modelsSchema = z.object({ data: z.array(z.object({ id: z.string() })) });
+const countSchema = z.object({ input_tokens: z.number().int().nonnegative() });
 
 export function finishReasonOf(reason: string | null | undefined): LlmFinishReason {
   switch (reason) {
@@ -68,20 +89,21 @@ function usageOf(raw: RawUsage): LlmUsage {
   return { promptTokens, completionTokens, cachedTokens, cacheWriteTokens, totalTokens: promptTokens + completionTokens };
 }
 
-/** Port messages as Messages content: tool calls become `tool_use` blocks, results `tool_result` blocks first in the user turn. */
+/**
+ * Port messages as Messages content: tool calls become `tool_use` blocks (after the message's
+ * parts: thinking, text), results `tool_result` blocks first in the user turn.
+ */
 export function anthropicMessages(messages: LlmMessage[]): unknown[] {
   return messages
     .filter((m) => m.role !== 'system')
     .map((m) => {
+      const own = m.parts ? m.parts.map(anthropicBlock) : m.content === '' ? [] : [{ type: 'text', text: m.content }];
       if (m.role === 'assistant' && m.toolCalls?.length) {
         const blocks = m.toolCalls.map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: c.input }));
-        return { role: m.role, content: m.content === '' ? blocks : [{ type: 'text', text: m.content }, ...blocks] };
+        return { role: m.role, content: [...own, ...blocks] };
       }
-      if (m.role === 'user' && m.toolResults?.length) {
-        const blocks = m.toolResults.map((r) => ({ type: 'tool_result', tool_use_id: r.toolCallId, content: r.content, ...(r.isError && { is_error: true }) }));
-        return { role: m.role, content: m.content === '' ? blocks : [...blocks, { type: 'text', text: m.content }] };
-      }
-      return { role: m.role, content: m.content };
+      if (m.role === 'user' && m.toolResults?.length) return { role: m.role, content: [...m.toolResults.map(anthropicToolResult), ...own] };
+      return { role: m.role, content: m.parts ? own : m.content };
     });
 }
 
@@ -91,18 +113,26 @@ export function createAnthropicProvider(settings: AdapterSettings): LlmProvider 
   const base = trimmed.endsWith('/v1') ? trimmed : `${trimmed}/v1`;
   const headers: Record<string, string> = { 'anthropic-version': ANTHROPIC_VERSION, ...(settings.apiKey && { 'x-api-key': settings.apiKey }) };
 
-  const body = (request: LlmRequest) => {
+  // The input side of a request, shared by /messages and /messages/count_tokens.
+  const input = (request: LlmRequest) => {
     const system = request.messages.filter((m) => m.role === 'system').map((m) => m.content);
     return {
       model: request.model,
-      max_tokens: request.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
       ...(system.length > 0 && { system: system.join('\n\n') }),
       messages: anthropicMessages(request.messages),
-      ...(request.temperature !== undefined && { temperature: request.temperature }),
       ...(request.tools && request.tools.length > 0 && {
         tools: request.tools.map((t) => ({ name: t.name, ...(t.description !== undefined && { description: t.description }), input_schema: t.inputSchema })),
       }),
       ...(request.toolChoice && request.tools && request.tools.length > 0 && { tool_choice: request.toolChoice }),
+      ...(request.thinking && { thinking: request.thinking.type === 'enabled' ? { type: 'enabled', budget_tokens: request.thinking.budgetTokens } : { type: 'disabled' } }),
+    };
+  };
+
+  const body = (request: LlmRequest) => {
+    return {
+      ...input(request),
+      max_tokens: request.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
+      ...(request.temperature !== undefined && { temperature: request.temperature }),
       ...(request.stopSequences && request.stopSequences.length > 0 && { stop_sequences: request.stopSequences }),
       ...(request.stream && { stream: true }),
     };
@@ -115,7 +145,7 @@ export function createAnthropicProvider(settings: AdapterSettings): LlmProvider 
     model: string | undefined,
     stop: string | null | undefined,
     answer?: unknown,
-    extra: { toolCalls?: LlmToolCall[]; stopSequence?: string | null } = {},
+    extra: { toolCalls?: LlmToolCall[]; stopSequence?: string | null; thinking?: LlmThinkingPart[] } = {},
   ): LlmResult => llmResult(settings.prices, id, request, { text, usage: usageOf(raw), model, finishReason: finishReasonOf(stop), raw: answer, ...extra });
 
   async function once(call: ProviderCall, request: LlmRequest): Promise<LlmResult> {
@@ -129,7 +159,8 @@ export function createAnthropicProvider(settings: AdapterSettings): LlmProvider 
         if (!block.id || !block.name) throw badResponse(id, 'a tool_use block without id or name');
         return { id: block.id, name: block.name, input: block.input ?? {} };
       });
-    return result(request, text, parsed.data.usage, parsed.data.model, parsed.data.stop_reason, json, { toolCalls, stopSequence: parsed.data.stop_sequence });
+    const thinking = thinkingOf(parsed.data.content);
+    return result(request, text, parsed.data.usage, parsed.data.model, parsed.data.stop_reason, json, { toolCalls, stopSequence: parsed.data.stop_sequence, ...(thinking.length > 0 && { thinking }) });
   }
 
   async function streamed(call: ProviderCall, request: LlmRequest): Promise<LlmResult> {
@@ -142,6 +173,8 @@ export function createAnthropicProvider(settings: AdapterSettings): LlmProvider 
     let stopSequence: string | null | undefined;
     // tool_use blocks by their content index; ours count from 0 in the order they started.
     const calls = new Map<number, { index: number; id: string; name: string; args: string }>();
+    // thinking blocks likewise, by content index, kept whole for the result.
+    const thoughts = new Map<number, { index: number; part: LlmThinkingPart }>();
     for await (const sse of readSse(response)) {
       const parsed = eventSchema.safeParse(sseJson(id, sse.data));
       if (!parsed.success) throw badResponse(id, `a stream event is not a Messages event`);
@@ -157,6 +190,12 @@ export function createAnthropicProvider(settings: AdapterSettings): LlmProvider 
             const call = { index: calls.size, id: event.content_block.id, name: event.content_block.name, args: '' };
             calls.set(event.index ?? calls.size, call);
             request.onToolCallDelta?.({ index: call.index, id: call.id, name: call.name, argumentsJson: '' });
+          } else if (event.content_block?.type === 'thinking' || event.content_block?.type === 'redacted_thinking') {
+            const block = event.content_block;
+            const part: LlmThinkingPart = block.type === 'thinking' ? { type: 'thinking', thinking: block.thinking ?? '', signature: block.signature ?? '' } : { type: 'redacted_thinking', data: block.data ?? '' };
+            const thought = { index: thoughts.size, part };
+            thoughts.set(event.index ?? thoughts.size, thought);
+            request.onThinkingDelta?.(part.type === 'thinking' ? { index: thought.index, type: 'thinking', ...(part.thinking && { thinking: part.thinking }) } : { index: thought.index, type: 'redacted_thinking', data: part.data });
           }
           break;
         case 'content_block_delta':
@@ -169,6 +208,12 @@ export function createAnthropicProvider(settings: AdapterSettings): LlmProvider 
             const piece = event.delta.partial_json ?? '';
             call.args += piece;
             if (piece) request.onToolCallDelta?.({ index: call.index, argumentsJson: piece });
+          } else if (event.delta?.type === 'thinking_delta' || event.delta?.type === 'signature_delta') {
+            const thought = thoughts.get(event.index ?? -1);
+            if (thought?.part.type !== 'thinking') throw badResponse(id, `${event.delta.type} for a block that is not thinking`);
+            if (event.delta.thinking) thought.part.thinking += event.delta.thinking;
+            if (event.delta.signature) thought.part.signature += event.delta.signature;
+            request.onThinkingDelta?.({ index: thought.index, type: 'thinking', ...(event.delta.thinking && { thinking: event.delta.thinking }), ...(event.delta.signature && { signature: event.delta.signature }) });
           }
           break;
         case 'message_delta':
@@ -194,7 +239,8 @@ export function createAnthropicProvider(settings: AdapterSettings): LlmProvider 
       const input = parseToolArguments(c.args);
       return input ? { id: c.id, name: c.name, input } : { id: c.id, name: c.name, input: {}, invalidArguments: c.args };
     });
-    return result(request, text, usage, model, stop, undefined, { toolCalls, stopSequence });
+    const thinking = [...thoughts.values()].map((t) => t.part);
+    return result(request, text, usage, model, stop, undefined, { toolCalls, stopSequence, ...(thinking.length > 0 && { thinking }) });
   }
 
   return {
@@ -205,6 +251,15 @@ export function createAnthropicProvider(settings: AdapterSettings): LlmProvider 
         const parsed = modelsSchema.safeParse(await getJson(call, { url: `${base}/models?limit=1000`, headers }, 0));
         if (!parsed.success) throw badResponse(id, 'the model list is not {data: [{id}]}');
         return parsed.data.data.map((m) => m.id).sort();
+      }),
+    // Anthropic takes every image and document source it defines: nothing to refuse.
+    unsupported: () => null,
+    countTokens: (request) =>
+      withProviderCall(id, settings.limits, request.signal, async (call) => {
+        const json = await getJson(call, { url: `${base}/messages/count_tokens`, headers, body: input(request) });
+        const parsed = countSchema.safeParse(json);
+        if (!parsed.success) throw badResponse(id, 'the count is not {input_tokens}');
+        return parsed.data.input_tokens;
       }),
   };
 }

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { LlmFinishReason, LlmMessage, LlmProvider, LlmRequest, LlmResult, LlmToolCall, LlmToolChoice, LlmUsage } from '../../ports/llm.js';
 import { badResponse } from './errors.js';
 import { getJson, readSse, send, sseJson, trimSlash, withProviderCall, type AdapterSettings, type ProviderCall } from './http.js';
+import { geminiOwnParts, geminiRefusal, toolResultParts } from './gemini-content.js';
 import { llmResult } from './result.js';
 
 /**
@@ -108,7 +109,10 @@ export function geminiContents(messages: LlmMessage[]): unknown[] {
         const name = r.name ?? names.get(r.toolCallId) ?? r.toolCallId;
         parts.push({ functionResponse: { ...idOf(r.toolCallId), name, response: r.isError ? { error: r.content } : { content: r.content } } });
       }
-      if (m.content !== '' || (!m.toolResults?.length && !m.toolCalls?.length)) parts.push({ text: m.content });
+      parts.push(...toolResultParts(m));
+      const own = geminiOwnParts(m);
+      if (own) parts.push(...own);
+      else if (m.content !== '' || (!m.toolResults?.length && !m.toolCalls?.length)) parts.push({ text: m.content });
       for (const c of m.toolCalls ?? []) parts.push({ functionCall: { ...idOf(c.id), name: c.name, args: c.input } });
       return { role: m.role === 'assistant' ? 'model' : 'user', parts };
     });
@@ -208,5 +212,6 @@ export function createGeminiProvider(settings: AdapterSettings): LlmProvider {
           .map((m) => m.name.replace(/^models\//, ''))
           .sort();
       }),
+    unsupported: geminiRefusal,
   };
 }

@@ -1,5 +1,6 @@
 import type { LlmProvider, LlmRequest, LlmResult, LlmTool, LlmToolCall } from '../../ports/llm.js';
 import { sleep } from '../../lib/sleep.js';
+import { refuseMedia } from './content.js';
 import { LlmAbortError } from './errors.js';
 
 /**
@@ -123,6 +124,8 @@ export function offlineCompletion(request: LlmRequest): LlmResult {
 export function createOfflineProvider(): LlmProvider {
   return {
     id: 'offline',
+    // It echoes text; an image or document it cannot echo is refused rather than left out.
+    unsupported: (request) => refuseMedia(request, (part) => `${part.type} blocks are not accepted by offline (it reads text only)`),
     async complete(request) {
       if (request.signal?.aborted) throw new LlmAbortError('offline', request.signal.reason);
       const result = offlineCompletion(request);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { LlmFinishReason, LlmMessage, LlmProvider, LlmRequest, LlmResult, LlmToolCall, LlmToolChoice, LlmUsage } from '../../ports/llm.js';
 import { badResponse } from './errors.js';
 import { getJson, readSse, send, sseJson, trimSlash, withProviderCall, type AdapterSettings, type ProviderCall } from './http.js';
+import { openAiContent, openAiRefusal, toolResultMedia } from './openai-content.js';
 import { llmResult, parseToolArguments } from './result.js';
 
 /**
@@ -94,9 +95,14 @@ export function openAiMessages(messages: LlmMessage[]): unknown[] {
     }
     if (m.role === 'user' && m.toolResults?.length) {
       const results = m.toolResults.map((r) => ({ role: 'tool', tool_call_id: r.toolCallId, content: r.isError ? `Error: ${r.content}` : r.content }));
-      return m.content === '' ? results : [...results, { role: 'user', content: m.content }];
+      // `tool` messages take text only: the results' images and files follow in one user message, with the turn's own content.
+      const media = toolResultMedia(m);
+      const own = openAiContent(m);
+      if (media.length === 0) return own === '' ? results : [...results, { role: 'user', content: own }];
+      const ownParts = typeof own === 'string' ? (own === '' ? [] : [{ type: 'text', text: own }]) : (own as unknown[]);
+      return [...results, { role: 'user', content: [...media, ...ownParts] }];
     }
-    return [{ role: m.role, content: m.content }];
+    return [{ role: m.role, content: openAiContent(m) }];
   });
 }
 
@@ -204,5 +210,6 @@ export function createOpenAiCompatibleProvider(id: 'openai' | 'openai_compatible
         if (!parsed.success) throw badResponse(id, 'the model list is not {data: [{id}]}');
         return parsed.data.data.map((m) => m.id).sort();
       }),
+    unsupported: (request) => openAiRefusal(id, request),
   };
 }

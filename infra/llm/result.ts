@@ -1,4 +1,4 @@
-import type { LlmFinishReason, LlmProviderId, LlmRequest, LlmResult, LlmToolCall, LlmUsage } from '../../ports/llm.js';
+import type { LlmFinishReason, LlmProviderId, LlmRequest, LlmResult, LlmThinkingPart, LlmToolCall, LlmUsage } from '../../ports/llm.js';
 import { charge, type PriceTable } from './prices.js';
 
 /** What every adapter answers once it has the text, the usage and the model the provider named. */
@@ -6,7 +6,7 @@ export function llmResult(
   prices: PriceTable,
   provider: LlmProviderId,
   request: LlmRequest,
-  answer: { text: string; usage: LlmUsage; model: string | undefined; finishReason: LlmFinishReason; raw?: unknown; toolCalls?: LlmToolCall[]; stopSequence?: string | null },
+  answer: { text: string; usage: LlmUsage; model: string | undefined; finishReason: LlmFinishReason; raw?: unknown; toolCalls?: LlmToolCall[]; stopSequence?: string | null; thinking?: LlmThinkingPart[] },
 ): LlmResult {
   const model = answer.model ?? request.model;
   return {
@@ -20,6 +20,7 @@ export function llmResult(
     finishReason: answer.toolCalls?.length && answer.finishReason === 'stop' ? 'tool_calls' : answer.finishReason,
     ...(answer.toolCalls?.length && { toolCalls: answer.toolCalls }),
     ...(answer.stopSequence && { stopSequence: answer.stopSequence }),
+    ...(answer.thinking?.length && { thinking: answer.thinking }),
     ...(answer.raw !== undefined && { raw: answer.raw }),
   };
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { FakeLlmServer, type CapturedRequest, type WireFormat } from './server.js';
 
@@ -19,10 +20,44 @@ function toolUsesFor(req: CapturedRequest, fake: FakeLlmServer) {
   return fake.scriptedToolCalls(offers, rounds, 'toolu_fake_').map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: c.input, argumentsText: c.argumentsText }));
 }
 
+/** The fake's signature of a thinking text: Anthropic checks the ones it gets back; so does the fake. */
+export const fakeSignature = (thinking: string) => `sig_fake_${createHash('sha256').update(thinking).digest('hex').slice(0, 16)}`;
+
+/** The first thinking block whose signature the fake did not issue, as Anthropic's error message. */
+function badSignature(req: CapturedRequest): string | null {
+  const messages: Array<{ content?: unknown }> = Array.isArray(req.body?.messages) ? req.body.messages : [];
+  for (const [m, message] of messages.entries()) {
+    if (!Array.isArray(message.content)) continue;
+    for (const [b, block] of (message.content as Array<{ type?: string; thinking?: string; signature?: string }>).entries()) {
+      if (block?.type === 'thinking' && block.signature !== fakeSignature(block.thinking ?? '')) return `messages.${m}.content.${b}: Invalid \`signature\` in \`thinking\` block`;
+    }
+  }
+  return null;
+}
+
+/** Thinking blocks to start the answer with, when the fake thinks and the request enables thinking. */
+function thinkingFor(req: CapturedRequest, fake: FakeLlmServer) {
+  if (!fake.thinking || req.body?.thinking?.type !== 'enabled') return [];
+  const thinking: { type: string; thinking?: string; signature?: string; data?: string } = { type: 'thinking', thinking: fake.thinking.text, signature: fakeSignature(fake.thinking.text) };
+  return fake.thinking.redacted ? [thinking, { type: 'redacted_thinking', data: fake.thinking.redacted }] : [thinking];
+}
+
+/** count_tokens takes only the input side of a request (Anthropic refuses max_tokens, stream…); the count is characters / 4. */
+const COUNT_FIELDS = new Set(['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'mcp_servers']);
+function countTokens(req: CapturedRequest, res: ServerResponse, fake: FakeLlmServer) {
+  const extra = Object.keys(req.body ?? {}).find((k) => !COUNT_FIELDS.has(k));
+  if (extra) return fake.json(res, 400, anthropicWire.errorBody(400, `${extra}: Extra inputs are not permitted`));
+  if (!Array.isArray(req.body?.messages)) return fake.json(res, 400, anthropicWire.errorBody(400, 'messages: Field required'));
+  fake.json(res, 200, { input_tokens: Math.ceil(JSON.stringify([req.body.system ?? '', req.body.messages, req.body.tools ?? []]).length / 4) });
+}
+
 async function messages(req: CapturedRequest, res: ServerResponse, fake: FakeLlmServer) {
   const model = String(req.body?.model ?? 'unknown');
   const usage = { ...ANTHROPIC_DEFAULT_USAGE, ...fake.usage };
   if (typeof req.body?.max_tokens !== 'number') return fake.json(res, 400, anthropicWire.errorBody(400, 'max_tokens: Field required'));
+  const invalid = badSignature(req);
+  if (invalid) return fake.json(res, 400, anthropicWire.errorBody(400, invalid));
+  const thoughts = thinkingFor(req, fake);
   const toolUses = toolUsesFor(req, fake);
   if (toolUses.length > 0 && !req.body?.stream) {
     const content = [{ type: 'text', text: 'Let me use a tool.' }, ...toolUses.map(({ argumentsText: _a, ...block }) => block)];
@@ -53,7 +88,7 @@ async function messages(req: CapturedRequest, res: ServerResponse, fake: FakeLlm
       type: 'message',
       role: 'assistant',
       model,
-      content: [{ type: 'text', text: fake.text }],
+      content: [...thoughts, { type: 'text', text: fake.text }],
       stop_reason: 'end_turn',
       stop_sequence: null,
       usage,
@@ -67,14 +102,24 @@ async function messages(req: CapturedRequest, res: ServerResponse, fake: FakeLlm
     },
     'message_start',
   );
-  await send({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }, 'content_block_start');
+  // Thinking streams first: the text in thinking_delta pieces, then its signature_delta; redacted thinking whole in its start.
+  for (const [index, block] of thoughts.entries()) {
+    if (block.type === 'thinking') {
+      await send({ type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } }, 'content_block_start');
+      for (const piece of block.thinking!.match(/\S+\s*/g) ?? []) await send({ type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: piece } }, 'content_block_delta');
+      await send({ type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: block.signature } }, 'content_block_delta');
+    } else await send({ type: 'content_block_start', index, content_block: block }, 'content_block_start');
+    await send({ type: 'content_block_stop', index }, 'content_block_stop');
+  }
+  const at = thoughts.length;
+  await send({ type: 'content_block_start', index: at, content_block: { type: 'text', text: '' } }, 'content_block_start');
   await send({ type: 'ping' }, 'ping');
   if (fake.malformed) {
     await send('{"type": "content_block_delta", "delta": ', 'content_block_delta');
     return void res.end();
   }
-  for (const piece of fake.pieces()) await send({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: piece } }, 'content_block_delta');
-  await send({ type: 'content_block_stop', index: 0 }, 'content_block_stop');
+  for (const piece of fake.pieces()) await send({ type: 'content_block_delta', index: at, delta: { type: 'text_delta', text: piece } }, 'content_block_delta');
+  await send({ type: 'content_block_stop', index: at }, 'content_block_stop');
   await send({ type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: usage.output_tokens } }, 'message_delta');
   await send({ type: 'message_stop' }, 'message_stop');
   res.end();
@@ -92,6 +137,10 @@ export const anthropicWire: WireFormat = {
     return { type: 'error', error: { type, message } };
   },
   async handle(req, res, fake) {
+    if (req.method === 'POST' && req.path === '/v1/messages/count_tokens') {
+      countTokens(req, res, fake);
+      return true;
+    }
     if (req.method === 'POST' && req.path === '/v1/messages') {
       await messages(req, res, fake);
       return true;

@@ -61,6 +61,12 @@ export class FakeLlmServer {
   toolCalls: Array<{ name: string; input?: Record<string, unknown>; rawArguments?: string }> = [];
   /** How many answers call tools before the text answer (counted from the request's earlier tool-calling turns). */
   toolRounds = 1;
+  /**
+   * Anthropic only: when set and the request enables thinking, the answer starts with a thinking
+   * block (signed by the fake, which refuses a later request whose thinking block's signature it
+   * did not issue) and, with `redacted`, a redacted_thinking block.
+   */
+  thinking: { text: string; redacted?: string } | null = null;
   /** Provider-format usage merged over the default one. */
   usage: Record<string, number> = {};
   models: string[] = [];
@@ -112,6 +118,7 @@ export class FakeLlmServer {
     this.toolCall = null;
     this.toolCalls = [];
     this.toolRounds = 1;
+    this.thinking = null;
   }
 
   /** Requests to paths containing `fragment`. */
