@@ -26,6 +26,7 @@ const countRoute = (path: string, operationId: string, note: string) =>
     renderError: renderAnthropicError,
     errorSchema: anthropicErrorReply,
     body: countBody,
+    bodyLimitBytes: (config) => Math.max(config.BODY_LIMIT_BYTES, config.CLI_LLM_BODY_LIMIT_BYTES),
     responses: {
       200: { description: '{input_tokens}', schema: countReply },
       400: { description: 'invalid_request_error: bad input, unknown model, content the provider cannot take (UNSUPPORTED_CONTENT)', schema: anthropicErrorReply },

@@ -74,6 +74,8 @@ const messagesRoute = (path: string, operationId: string, note: string) =>
     renderError: renderAnthropicError,
     errorSchema: anthropicErrorReply,
     body: messagesBody,
+    // Images and PDFs arrive base64 in the body.
+    bodyLimitBytes: (config) => Math.max(config.BODY_LIMIT_BYTES, config.CLI_LLM_BODY_LIMIT_BYTES),
     responses: {
       200: { description: 'the message (or, with stream: true, text/event-stream of Messages events)', schema: messageReply },
       400: { description: 'invalid_request_error: bad input, unknown model, provider not configured', schema: anthropicErrorReply },

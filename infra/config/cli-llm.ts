@@ -40,4 +40,6 @@ export const cliLlmConfigShape = {
   CLI_LLM_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(60),
   /** Largest max_tokens a request may ask for. */
   CLI_LLM_MAX_TOKENS: z.coerce.number().int().positive().default(64_000),
+  /** Body limit of the proxy's routes: base64 screenshots and PDFs do not fit BODY_LIMIT_BYTES (Anthropic takes 32 MB). */
+  CLI_LLM_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(256 * 1024 * 1024).default(32 * 1024 * 1024),
 } satisfies Record<string, z.ZodType>;

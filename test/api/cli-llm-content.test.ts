@@ -92,6 +92,20 @@ for (const mode of availableModes()) {
       expect(sent.messages).to.deep.equal(messages);
     });
 
+    it('takes an image larger than BODY_LIMIT_BYTES (CLI_LLM_BODY_LIMIT_BYTES bounds the proxy) and passes it whole', async () => {
+      const big = 'A'.repeat(3 * 1024 * 1024); // 3 MiB of base64, past the service's 1 MiB body limit
+      expect(big.length).to.be.greaterThan(svc.services.config.BODY_LIMIT_BYTES);
+      const messages: Anthropic.MessageParam[] = [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: big } }, { type: 'text', text: 'A big screenshot.' }] }];
+      await client().messages.create({ model: 'claude-via-anthropic', max_tokens: 50, messages });
+      expect((lastBody(anthropic, '/v1/messages').messages[0].content[0].source.data as string).length).to.equal(big.length);
+      const tooBig = await fetch(`${svc.baseUrl}/cli/llm/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': token },
+        body: JSON.stringify({ model: 'claude-via-anthropic', max_tokens: 50, messages: [{ role: 'user', content: 'x'.repeat(svc.services.config.CLI_LLM_BODY_LIMIT_BYTES + 1) }] }),
+      });
+      expect(tooBig.status).to.equal(413);
+    });
+
     it('translates images and PDFs for OpenAI: image_url (a data: URL when inline), file parts, tool-result images in a user message', async () => {
       await client().messages.create({ model: 'claude-via-openai', max_tokens: 50, tools: [lookTool], messages: toolTurn([{ type: 'text', text: 'Look:' }, image, imageUrl, pdf]) });
       const sent = lastBody(openai, '/chat/completions').messages;
