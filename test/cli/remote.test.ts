@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { call } from '../support/http.js';
 import { registerUser, type RegisteredUser } from '../support/identity.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
-import { startTestService, waitUntil, type TestService } from '../support/test-service.js';
+import { availableModes, startTestService, waitUntil, type TestService } from '../support/test-service.js';
 import { newConfigHome, spawnFlowctl, TcpProxy, type FlowctlProcess } from './support.js';
 
 /**
@@ -178,13 +178,13 @@ describe('flowctl remote connect', function () {
     });
   });
 
-  describe('an agent that speaks stream-json (issue 36 item 6)', () => {
+  for (const mode of availableModes()) describe(`an agent that speaks stream-json (issue 36 item 6, ${mode})`, () => {
     let svc: TestService;
     let alice: RegisteredUser;
     let token: string;
     const dirs: string[] = [];
     before(async () => {
-      svc = await startTestService('embedded', { REMOTE_TERMINAL_LEASE_SECONDS: '3', REMOTE_PROMPT_LEASE_SECONDS: '3' });
+      svc = await startTestService(mode, { REMOTE_TERMINAL_LEASE_SECONDS: '3', REMOTE_PROMPT_LEASE_SECONDS: '3' });
       alice = await registerUser(svc.baseUrl);
       token = await cliToken(svc.baseUrl, alice);
     });
