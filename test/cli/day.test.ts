@@ -81,8 +81,17 @@ describe("flowctl: a user's day", function () {
     const enabled = await ok(['trigger', 'enable', flowId]);
     expect(enabled.trigger).to.include({ enabled: true, hasKey: false });
     expect(enabled.url).to.equal(`${svc.baseUrl}/public/flows/${flowId}/trigger`);
-    const { key } = await ok(['trigger', 'regenerate-key', flowId]);
-    expect(key).to.be.a('string').with.length.greaterThan(16);
+    const { key: firstKey } = await ok(['trigger', 'regenerate-key', flowId]);
+    expect(firstKey).to.be.a('string').with.length.greaterThan(16);
+    // For people: the key alone on the first line of stdout, the warning on stderr; the first key is dead.
+    const regenerated = await flowctl(['trigger', 'regenerate-key', flowId], env);
+    expect(regenerated.code, regenerated.stderr).to.equal(0);
+    const key = regenerated.stdout.split('\n')[0];
+    expect(key).to.have.length(firstKey.length);
+    expect(key).to.not.equal(firstKey);
+    expect(regenerated.stdout).to.include(`-H 'X-Trigger-Key: ${key}'`);
+    expect(regenerated.stderr).to.include('shown only now');
+    expect((await api('POST', `/public/flows/${flowId}/trigger`, {}, { 'X-Trigger-Key': firstKey })).status).to.be.oneOf([401, 403]);
     expect((await ok(['trigger', 'show', flowId])).trigger).to.include({ enabled: true, hasKey: true });
     const triggered = await api('POST', `/public/flows/${flowId}/trigger`, { name: 'Bob' }, { 'X-Trigger-Key': key });
     expect(triggered.status, triggered.text).to.equal(200);
@@ -145,6 +154,9 @@ describe("flowctl: a user's day", function () {
     const bearer = { Authorization: `Bearer ${made.key}` };
     expect((await api('GET', `/flows/${flowId}`, undefined, bearer)).status).to.equal(200);
     expect((await ok(['keys', 'list'])).items.map((k: any) => k.id)).to.include(made.apiKey.id);
+    const keyTable = (await flowctl(['keys', 'list'], env)).stdout;
+    expect(keyTable.split('\n')[0]).to.match(/^ID\s+NAME\s+KEY\s+SCOPES\s+CREATED\s+EXPIRES$/);
+    expect(keyTable).to.include(`fsk_${made.apiKey.id}.…${made.key.slice(-4)}`).and.not.include(made.key);
     const revoked = await ok(['keys', 'revoke', made.apiKey.id]);
     expect(revoked.apiKey.id).to.equal(made.apiKey.id);
     expect((await api('GET', `/flows/${flowId}`, undefined, bearer)).status).to.equal(401);
