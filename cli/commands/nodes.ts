@@ -38,7 +38,8 @@ function nodeOptions(command: Command): Command {
     .option('--model <model>', 'llm: the model')
     .option('--provider <provider>', 'llm: the provider (data.llm), e.g. openai, anthropic, offline')
     .option('--template <template>', 'transform: the output template')
-    .option('--url <url>', 'webhook: the URL to call (webhookConfig.url)')
+    // Not --url: that is the global option naming the service, which commander reads anywhere on the line.
+    .option('--webhook-url <url>', 'webhook: the URL to call (webhookConfig.url)')
     .option('--position <x,y>', 'where it sits on the canvas', parsePosition);
 }
 

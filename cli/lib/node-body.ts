@@ -11,7 +11,7 @@ export interface NodeFlags {
   model?: string;
   provider?: string;
   template?: string;
-  url?: string;
+  webhookUrl?: string;
   position?: { x: number; y: number };
 }
 
@@ -22,7 +22,7 @@ const FLAG_FIELDS: Array<{ flag: keyof NodeFlags; option: string; nodeType: stri
   { flag: 'model', option: '--model', nodeType: 'llm' },
   { flag: 'provider', option: '--provider', nodeType: 'llm' },
   { flag: 'template', option: '--template', nodeType: 'transform' },
-  { flag: 'url', option: '--url', nodeType: 'webhook' },
+  { flag: 'webhookUrl', option: '--webhook-url', nodeType: 'webhook' },
 ];
 
 /** `--position x,y`. */
@@ -75,6 +75,6 @@ export function nodeBodyOf(flags: NodeFlags, current: Record<string, any> = {}):
   if (flags.provider !== undefined) data.llm = flags.provider;
   if (flags.template !== undefined) data.template = flags.template;
   // The service merges data key by key, not deeper: the rest of webhookConfig is sent along.
-  if (flags.url !== undefined) data.webhookConfig = { ...(current.webhookConfig ?? {}), ...(data.webhookConfig ?? {}), url: flags.url };
+  if (flags.webhookUrl !== undefined) data.webhookConfig = { ...(current.webhookConfig ?? {}), ...(data.webhookConfig ?? {}), url: flags.webhookUrl };
   return { data, ...(type ? { type } : {}), ...(position ? { position } : {}) };
 }

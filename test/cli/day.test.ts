@@ -62,6 +62,15 @@ describe("flowctl: a user's day", function () {
     const listed = await ok(['nodes', 'list', flowId]);
     expect(listed.items.map((n: any) => n.id)).to.deep.equal(['start', 'shout', doneId]);
 
+    // A whole node from a file; --webhook-url on edit keeps the rest of its webhookConfig; removed again before any run.
+    const nodeFile = join(env.configHome, 'node.json');
+    writeFileSync(nodeFile, JSON.stringify({ type: 'custom', position: { x: 0, y: 300 }, data: { nodeType: 'webhook', webhookConfig: { url: 'http://127.0.0.1:9/a', method: 'PUT' } } }));
+    const hook = await ok(['nodes', 'add', flowId, '--file', nodeFile]);
+    expect(hook.node).to.deep.include({ position: { x: 0, y: 300 } });
+    const moved = await ok(['nodes', 'edit', flowId, hook.node.id, '--webhook-url', 'http://127.0.0.1:9/b']);
+    expect(moved.node.data.webhookConfig).to.deep.equal({ url: 'http://127.0.0.1:9/b', method: 'PUT' });
+    expect((await ok(['nodes', 'rm', flowId, hook.node.id])).nodeId).to.equal(hook.node.id);
+
     // Connected: start → shout → done.
     const first = await ok(['connections', 'add', flowId, 'start', 'shout']);
     expect(first.connection).to.include({ source: 'start', target: 'shout' });
