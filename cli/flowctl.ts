@@ -1,8 +1,15 @@
 import { Command, CommanderError } from 'commander';
 import { registerAuthCommands } from './commands/auth.js';
+import { registerCompletionCommand } from './commands/completion.js';
+import { registerConnectionCommands } from './commands/connections.js';
 import { registerFlowCommands } from './commands/flows.js';
+import { registerFlowWriteCommands } from './commands/flows-write.js';
+import { registerKeyCommands } from './commands/keys.js';
+import { registerNodeCommands } from './commands/nodes.js';
 import { registerRemoteCommands } from './commands/remote.js';
 import { registerRunCommands } from './commands/run.js';
+import { registerRunHistoryCommands } from './commands/runs-history.js';
+import { registerTriggerCommands } from './commands/trigger.js';
 import { registerWorkflowCommands } from './commands/workflows.js';
 import { EXIT } from './lib/errors.js';
 import { reportError } from './lib/output.js';
@@ -39,10 +46,16 @@ export function buildProgram(): Command {
     .addHelpText('after', EXIT_CODES_HELP)
     .exitOverride();
   registerAuthCommands(program);
-  registerFlowCommands(program);
-  registerRunCommands(program);
+  registerFlowWriteCommands(registerFlowCommands(program));
+  registerNodeCommands(program);
+  registerConnectionCommands(program);
+  registerTriggerCommands(program);
+  registerRunHistoryCommands(registerRunCommands(program));
+  registerKeyCommands(program);
   registerWorkflowCommands(program);
   registerRemoteCommands(program);
+  // Last: it describes the tree the others made.
+  registerCompletionCommand(program);
   for (const command of program.commands) {
     command.exitOverride();
     for (const sub of command.commands) sub.exitOverride();

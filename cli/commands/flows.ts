@@ -1,8 +1,8 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { ApiError, type RequestBody } from '../lib/api.js';
 import { contextOf } from '../lib/context.js';
-import { CliError, EXIT, usageError } from '../lib/errors.js';
+import { usageError } from '../lib/errors.js';
+import { createFlowWithGraph, portable, readFlowFile } from '../lib/flow-file.js';
 import { plural, table } from '../lib/output.js';
 
 /** The file `flows export` writes and `flows import` reads. */
@@ -16,43 +16,9 @@ export interface FlowExport {
 
 type FlowView = { id: string; name: string; description: string | null; version: number; archived?: boolean; updatedAt?: string; nodes: any[]; edges: any[] };
 
-/** Only what a replace accepts: nodes `{id, type, position, data}`, edges `{id, source, target, …}`. */
-function portable(flow: { name: string; description?: string | null; nodes: any[]; edges: any[] }) {
-  return {
-    name: flow.name,
-    description: flow.description ?? null,
-    nodes: flow.nodes.map((n) => ({ id: n.id, type: n.type, position: n.position, data: n.data })),
-    edges: flow.edges.map((e) => {
-      const edge: Record<string, unknown> = { id: e.id, source: e.source, target: e.target };
-      for (const key of ['sourceHandle', 'targetHandle', 'label', 'data']) if (e[key] !== undefined) edge[key] = e[key];
-      return edge;
-    }),
-  };
-}
-
-/** Accepts our export file, a `flows get --json` answer, or a bare flow object. */
-function readFlowFile(path: string) {
-  let text: string;
-  try {
-    text = path === '-' ? readFileSync(0, 'utf8') : readFileSync(path, 'utf8');
-  } catch (err) {
-    throw usageError(`cannot read ${path}: ${(err as Error).message}`);
-  }
-  let doc: any;
-  try {
-    doc = JSON.parse(text);
-  } catch (err) {
-    throw usageError(`${path} is not JSON: ${(err as Error).message}`);
-  }
-  const flow = doc?.format === 'flowctl.flow' ? doc.flow : (doc?.flow ?? doc);
-  if (!flow || typeof flow !== 'object' || typeof flow.name !== 'string' || !Array.isArray(flow.nodes) || !Array.isArray(flow.edges)) {
-    throw usageError(`${path} is not a flow: expected {name, nodes: [], edges: []} (as flowctl flows export writes it)`);
-  }
-  return portable(flow);
-}
-
-export function registerFlowCommands(program: Command) {
-  const flows = program.command('flows').description('list, show, export and import flows');
+/** Registers `flows list|get|export|import`; answers the `flows` command, which other files extend. */
+export function registerFlowCommands(program: Command): Command {
+  const flows = program.command('flows').description('list, show, create, rename, delete, export and import flows');
 
   flows
     .command('list')
@@ -125,26 +91,12 @@ export function registerFlowCommands(program: Command) {
       const { api, out } = contextOf(command);
       const flow = readFlowFile(file);
       const name = options.name ?? flow.name;
-      const created = await api.data(api.client.POST('/flows', { body: { name, ...(flow.description ? { description: flow.description } : {}) } }));
-      const flowId = created.flow.id;
-      let replaced: { flow: FlowView };
-      try {
-        replaced = (await api.data(
-          api.client.PUT('/flows/{flowId}', {
-            params: { path: { flowId } },
-            body: { name, ...(flow.description ? { description: flow.description } : {}), nodes: flow.nodes, edges: flow.edges } as RequestBody<'replaceFlow'>, // the file's graph: the service validates it (400 → exit 2)
-          }),
-        )) as { flow: FlowView };
-      } catch (err) {
-        // All or nothing: the empty flow just created goes away again.
-        await api.client.DELETE('/flows/{flowId}', { params: { path: { flowId } } }).catch(() => undefined);
-        if (err instanceof ApiError && err.status === 400) throw new CliError(`the service refused the flow in ${file}: ${err.message}`, EXIT.USAGE, err.code, err.details);
-        throw err;
-      }
-      out.result({ flowId, name, version: replaced.flow.version, nodes: flow.nodes.length, edges: flow.edges.length }, () =>
+      const { flowId, version } = await createFlowWithGraph(api, { ...flow, name }, file);
+      out.result({ flowId, name, version, nodes: flow.nodes.length, edges: flow.edges.length }, () =>
         `Imported "${name}" as ${flowId} (${plural(flow.nodes.length, 'node')}, ${plural(flow.edges.length, 'connection')}).`,
       );
     });
+  return flows;
 }
 
 export function positiveInt(value: string, flag: string): number {

@@ -48,7 +48,8 @@ async function startRun(api: ApiClient, flowId: string, inputs: Record<string, u
   }
 }
 
-export function registerRunCommands(program: Command) {
+/** Registers `run` and `runs tail`; answers the `runs` command, which runs-history.ts extends. */
+export function registerRunCommands(program: Command): Command {
   program
     .command('run <flowId>')
     .description('run a flow, showing each node as it runs, then the result')
@@ -95,7 +96,7 @@ export function registerRunCommands(program: Command) {
       process.exitCode = exitForStatus(status);
     });
 
-  const runs = program.command('runs').description("follow runs");
+  const runs = program.command('runs').description("list runs, show their logs and follow them");
   runs
     .command('tail <processId>')
     .description("print a run's events as they happen, until it ends (exit 0 when it completed, 5 otherwise)")
@@ -120,4 +121,5 @@ export function registerRunCommands(program: Command) {
       if (final) process.exitCode = exitForStatus(final);
       else if (options.follow) process.exitCode = EXIT.ERROR;
     });
+  return runs;
 }
