@@ -236,7 +236,7 @@ EOF
         >"$LOGS/kafka-format.log" 2>&1 || { cat "$LOGS/kafka-format.log" >&2; die "kafka storage format failed"; }
     fi
     log "kafka: starting"
-    (cd "$KAFKA" && spawn kafka java -Xmx512m -Xms512m -Dlog4j.configuration="file:$KAFKA/log4j.properties" \
+    (cd "$KAFKA" && spawn kafka java -Xmx1g -Xms512m -Dlog4j.configuration="file:$KAFKA/log4j.properties" \
       -cp "$KAFKA/jars/*" kafka.Kafka "$KAFKA/server.properties")
   }
   wait_until kafka 90 kafka_ready
