@@ -4,7 +4,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { call } from '../support/http.js';
 import { registerUser, type RegisteredUser } from '../support/identity.js';
-import { startTestService, waitUntil, type TestService } from '../support/test-service.js';
+import { availableModes, startTestService, waitUntil, type TestService } from '../support/test-service.js';
 import { flowctl, newConfigHome, spawnFlowctl, type FlowctlEnv } from './support.js';
 
 /**
@@ -12,7 +12,7 @@ import { flowctl, newConfigHome, spawnFlowctl, type FlowctlEnv } from './support
  * trigger, run it, read its runs and logs, manage an API key, delete the flow. Each step's --json
  * answer is checked, and where it matters, what the service now holds.
  */
-describe("flowctl: a user's day", function () {
+for (const mode of availableModes()) describe(`flowctl: a user's day (${mode})`, function () {
   this.timeout(120_000);
   let svc: TestService;
   let alice: RegisteredUser;
@@ -26,7 +26,7 @@ describe("flowctl: a user's day", function () {
   };
 
   before(async () => {
-    svc = await startTestService('embedded', { DEVICE_POLL_INTERVAL_SECONDS: '1', RATE_LIMIT_AUTH_PER_MINUTE: '1000' });
+    svc = await startTestService(mode, { DEVICE_POLL_INTERVAL_SECONDS: '1', RATE_LIMIT_AUTH_PER_MINUTE: '1000' });
     alice = await registerUser(svc.baseUrl);
     env = { url: svc.baseUrl, configHome: newConfigHome() };
     const login = spawnFlowctl(['login', '--name', 'day test'], env);
