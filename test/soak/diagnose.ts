@@ -11,11 +11,21 @@ import type { ServiceProcess } from '../support/service-process.js';
 
 export async function diagnose(baseUrl: string, operatorAuth: Record<string, string>, processes: Array<{ name: string; process: ServiceProcess | null }>): Promise<string[]> {
   const lines: string[] = [];
-  const projections = await call(baseUrl, 'GET', '/admin/projections', undefined, operatorAuth);
-  if (projections.status !== 200) lines.push(`GET /admin/projections answered ${projections.status}`);
+  type Projection = { name: string; state: string; lag: number; position: number; lastError: string | null };
+  const read = async () => {
+    const res = await call(baseUrl, 'GET', '/admin/projections', undefined, operatorAuth);
+    return res.status === 200 ? (res.body.projections as Projection[]) : res.status;
+  };
+  // Read twice, 10 s apart: a lagging projection that moved is slow, one that did not is stuck.
+  const first = await read();
+  const later = typeof first === 'number' ? first : await new Promise<Projection[] | number>((resolve) => setTimeout(() => resolve(read()), 10_000));
+  if (typeof first === 'number' || typeof later === 'number') lines.push(`GET /admin/projections answered ${typeof first === 'number' ? first : later}`);
   else {
-    for (const p of projections.body.projections as Array<{ name: string; state: string; lag: number; position: number; lastError: string | null }>) {
-      if (p.state !== 'running' || p.lag > 0) lines.push(`projection ${p.name}: ${p.state}, position ${p.position}, lag ${p.lag}${p.lastError ? `, last error ${p.lastError.slice(0, 200)}` : ''}`);
+    for (const p of first) {
+      const then = later.find((x) => x.name === p.name);
+      const moved = then ? then.position - p.position : 0;
+      const verdict = p.lag > 0 ? (moved > 0 ? `, moved ${moved} in 10 s (lag then ${then!.lag})` : ', did not move in 10 s (stuck)') : '';
+      if (p.state !== 'running' || p.lag > 0) lines.push(`projection ${p.name}: ${p.state}, position ${p.position}, lag ${p.lag}${verdict}${p.lastError ? `, last error ${p.lastError.slice(0, 200)}` : ''}`);
     }
     if (!lines.length) lines.push('every projection is running with no lag');
   }
