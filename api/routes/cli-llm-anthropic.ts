@@ -312,3 +312,16 @@ export class MessagesSseWriter {
     if (!this.out.writableEnded) this.out.end();
   }
 }
+
+/**
+ * What every route of the proxy shares: Anthropic's credential header and error shape, and a body
+ * limit of its own (images and PDFs arrive base64: CLI_LLM_BODY_LIMIT_BYTES).
+ */
+export const proxyRouteOptions = {
+  tag: 'CLI',
+  auth: 'bearer' as const,
+  credentialHeader: 'x-api-key',
+  renderError: renderAnthropicError,
+  errorSchema: anthropicErrorReply,
+  bodyLimitBytes: (config: { BODY_LIMIT_BYTES: number; CLI_LLM_BODY_LIMIT_BYTES: number }) => Math.max(config.BODY_LIMIT_BYTES, config.CLI_LLM_BODY_LIMIT_BYTES),
+};

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { countCliLlmTokens } from '../../commands/cli-llm-count.js';
 import { defineRoute } from '../route.js';
-import { anthropicErrorReply, messagesBody, renderAnthropicError, toLlmRequest } from './cli-llm-anthropic.js';
+import { anthropicErrorReply, messagesBody, proxyRouteOptions, toLlmRequest } from './cli-llm-anthropic.js';
 import { asDomainError, policyOf } from './cli-llm.js';
 
 /**
@@ -20,13 +20,8 @@ const countRoute = (path: string, operationId: string, note: string) =>
     summary:
       note +
       "Counts a Messages request's input tokens (Anthropic's count_tokens): the model is routed as for a message; Anthropic counts its own, other providers' counts are estimates (header X-Llm-Token-Estimate: true). No charge, no audit event.",
-    tag: 'CLI',
-    auth: 'bearer',
-    credentialHeader: 'x-api-key',
-    renderError: renderAnthropicError,
-    errorSchema: anthropicErrorReply,
+    ...proxyRouteOptions,
     body: countBody,
-    bodyLimitBytes: (config) => Math.max(config.BODY_LIMIT_BYTES, config.CLI_LLM_BODY_LIMIT_BYTES),
     responses: {
       200: { description: '{input_tokens}', schema: countReply },
       400: { description: 'invalid_request_error: bad input, unknown model, content the provider cannot take (UNSUPPORTED_CONTENT)', schema: anthropicErrorReply },

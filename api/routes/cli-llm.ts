@@ -6,7 +6,7 @@ import { DomainError } from '../../domain/shared/decider.js';
 import { isLlmAbort, isLlmProviderError, type LlmRequest } from '../../ports/llm.js';
 import type { Services } from '../../ports/services.js';
 import { defineRoute, type RouteInput } from '../route.js';
-import { anthropicErrorReply, anthropicErrorType, messageOf, messageReply, messagesBody, MessagesSseWriter, renderAnthropicError, toLlmRequest } from './cli-llm-anthropic.js';
+import { anthropicErrorReply, anthropicErrorType, messageOf, messageReply, messagesBody, MessagesSseWriter, proxyRouteOptions, toLlmRequest } from './cli-llm-anthropic.js';
 import { orgParams } from './orgs-schemas.js';
 
 /**
@@ -68,14 +68,8 @@ const messagesRoute = (path: string, operationId: string, note: string) =>
     summary:
       note +
       'LLM proxy for the CLI\'s agent in the Anthropic Messages format (JSON or SSE with `stream: true`); the credential may be sent as `x-api-key`. The model name is routed to a provider by the organization\'s map, CLI_LLM_MODEL_MAP, "<provider>/<model>", or CLI_LLM_DEFAULT_PROVIDER. Errors are `{type: "error", error: {type, message}}`.',
-    tag,
-    auth: 'bearer',
-    credentialHeader: 'x-api-key',
-    renderError: renderAnthropicError,
-    errorSchema: anthropicErrorReply,
+    ...proxyRouteOptions,
     body: messagesBody,
-    // Images and PDFs arrive base64 in the body.
-    bodyLimitBytes: (config) => Math.max(config.BODY_LIMIT_BYTES, config.CLI_LLM_BODY_LIMIT_BYTES),
     responses: {
       200: { description: 'the message (or, with stream: true, text/event-stream of Messages events)', schema: messageReply },
       400: { description: 'invalid_request_error: bad input, unknown model, provider not configured', schema: anthropicErrorReply },
