@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { requireTriggerKey } from '../middleware/trigger-key.js';
 import { defineRoute } from '../route.js';
 import { flowParams, nodeParams } from './flows-schemas.js';
-import { processNodeReply, queuedReply, replyFor, runReplySchema, startRun } from './runs.js';
+import { processNodeReply, queuedReply, replyFor, runnableNode, runReplySchema, startRun } from './runs.js';
 
 const triggerQuery = z.strictObject({ async: z.enum(['true', 'false']).optional() });
 const triggerBody = z.record(z.string(), z.json()).optional();
@@ -49,11 +49,13 @@ export const publicTriggerRoutes = [
       200: { description: 'the node result (as POST /flows/{flowId}/nodes/{nodeId}/process)', schema: processNodeReply },
       202: { description: 'queued', schema: queuedReply },
       ...errors,
+      400: { description: 'WORKFLOW_ONLY_NODE: the node is a workflow kind (wait_signal, sleep, set_state, continue_as_new, query) and runs only inside a workflow' },
       409: { description: 'RUN_NOT_COMPLETED: the run was stopped before the node completed' },
       500: { description: "the node failed: the provider's error code and message" },
       504: { description: 'RUN_TIMED_OUT: the run passed RUN_TIMEOUT_MS' } },
     async handler(input) {
       const { flow } = await requireTriggerKey(input.services, input.koa, input.params.flowId, input.params.nodeId);
+      runnableNode(flow, input.params.nodeId);
       const async = input.query.async === 'true';
       const started = await startRun(input, { flowId: flow.id, mode: 'node', nodeId: input.params.nodeId, inputs: input.body ?? {}, async, requestedBy: null, source: 'trigger', scope: null }, flow);
       return replyFor(started, 'node', input.params.nodeId, async);

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { flowScopeOf } from '../../commands/flows.js';
 import { loadRun, requestStop, startRun as startRunCommand, type RunRequest } from '../../commands/runs.js';
 import { loadState } from '../../commands/handle.js';
-import { flowDecider, flowNotFound, flowStreamId, idSchema, isVisibleTo, maskFlowEventSecrets, type FlowState } from '../../domain/flows/index.js';
+import { flowDecider, flowNotFound, flowStreamId, idSchema, isVisibleTo, maskFlowEventSecrets, type FlowNode, type FlowState } from '../../domain/flows/index.js';
+import { WORKFLOW_ONLY_NODE_TYPES } from '../../domain/flows/node-data.js';
 import { overrideConfigSchema, runStreamId, type RunState } from '../../domain/runs/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import { spendPeriodOf, spendStreamId } from '../../domain/orgs/spend.js';
@@ -164,6 +165,20 @@ export function runReply(view: ProcessView): RouteReply {
 }
 
 /** Answer for a started run in the requested mode. */
+/**
+ * The node a single-node run would run. A workflow-only kind (wait_signal, sleep, set_state,
+ * continue_as_new, query) cannot run alone: refused before a run is started, 400 naming nodeId,
+ * instead of a started run that can only fail.
+ */
+export function runnableNode(flow: { nodes: FlowNode[] }, nodeId: string): FlowNode {
+  const node = nodeOf(flow, nodeId);
+  const type = node.data.nodeType;
+  if ((WORKFLOW_ONLY_NODE_TYPES as readonly unknown[]).includes(type)) {
+    throw new DomainError('WORKFLOW_ONLY_NODE', `a ${String(type)} node runs only inside a workflow (POST /api/workflows)`, 'invalid', { field: 'nodeId', nodeId, nodeType: type });
+  }
+  return node;
+}
+
 export function replyFor(started: StartedRunReply, mode: 'node' | 'flow', nodeId: string | null, async: boolean): RouteReply {
   if (async) return queued(started.processId);
   const view = started.repeated ?? runStateView(started.processId, started.state!);
@@ -214,6 +229,7 @@ export const processingRoutes = [
       200: { description: '{success, nodeId, result: {output, metadata, conditionalResults, usage: {total_tokens, cost}}, executionTime (ms), timestamp, processId}', schema: processNodeReply },
       202: { description: '{success, processId, status: queued}', schema: queuedReply },
       ...runErrors,
+      400: { description: 'VALIDATION_FAILED (names the field); WORKFLOW_ONLY_NODE: the node is a workflow kind (wait_signal, sleep, set_state, continue_as_new, query) and runs only inside a workflow' },
       404: { description: 'FLOW_NOT_FOUND or NODE_NOT_FOUND' },
       409: { description: 'RUN_NOT_COMPLETED: the run was stopped before the node completed' },
       500: { description: "the node failed: the provider's error code and message" },
@@ -223,7 +239,7 @@ export const processingRoutes = [
     async handler(input) {
       const { params, body } = input;
       const flow = await runnableFlow(input, params.flowId);
-      nodeOf(flow, params.nodeId);
+      runnableNode(flow, params.nodeId);
       const started = await startRun(input, { ...apiRunOf(input, body), flowId: params.flowId, mode: 'node', nodeId: params.nodeId }, flow);
       return replyFor(started, 'node', params.nodeId, body.async);
     },

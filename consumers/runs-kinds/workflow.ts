@@ -1,3 +1,4 @@
+import { WORKFLOW_ONLY_NODE_TYPES } from '../../domain/flows/node-data.js';
 import { RunInputError, type NodeKind } from '../../domain/runs/index.js';
 
 /**
@@ -6,7 +7,7 @@ import { RunInputError, type NodeKind } from '../../domain/runs/index.js';
  * flow run has no signals, durable timers or workflow state, so there they fail with WORKFLOW_ONLY_NODE
  * instead of silently passing their input on.
  */
-export const workflowOnlyKinds: NodeKind[] = (['wait_signal', 'sleep', 'set_state', 'continue_as_new', 'query'] as const).map((type) => ({
+export const workflowOnlyKinds: NodeKind[] = WORKFLOW_ONLY_NODE_TYPES.map((type) => ({
   type,
   async execute() {
     throw new RunInputError('WORKFLOW_ONLY_NODE', `a ${type} node runs only inside a workflow (POST /api/workflows)`);

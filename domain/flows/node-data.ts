@@ -27,6 +27,8 @@ const MAX_SEALED_TEXT_LENGTH = Math.ceil((MAX_TEXT_LENGTH * 3 * 4) / 3) + 200;
 /** `data.nodeType`: the node's behaviour (DESIGN.md section 5); `node.type` is only the canvas renderer. */
 export const NODE_TYPES = ['llm', 'webhook', 'transform', 'condition', 'input', 'output', 'delay', 'mcp_tool', 'memory', 'wait_signal', 'sleep', 'set_state', 'continue_as_new', 'query'] as const;
 export type NodeType = (typeof NODE_TYPES)[number];
+/** Kinds only a workflow can run (signals, durable timers, workflow state); a plain run fails them with WORKFLOW_ONLY_NODE. */
+export const WORKFLOW_ONLY_NODE_TYPES = ['wait_signal', 'sleep', 'set_state', 'continue_as_new', 'query'] as const satisfies readonly NodeType[];
 
 export const CONDITION_OPERATORS = [
   'contains',

@@ -134,6 +134,18 @@ for (const mode of availableModes()) {
       expect(JSON.stringify(run.body)).to.include('WORKFLOW_ONLY_NODE');
     });
 
+    it('a continue_as_new node run alone is refused with 400 WORKFLOW_ONLY_NODE, and no run is started', async () => {
+      const flowId = await client.newFlow(owner);
+      const nodeId = (await client.addNode(owner, flowId, node({ nodeType: 'continue_as_new' }))).id;
+      const res = await call(svc.baseUrl, 'POST', `/flows/${flowId}/nodes/${nodeId}/process`, { inputs: {} }, owner.auth);
+      expect(res.status, res.text).to.equal(400);
+      expect(res.body.error.code).to.equal('WORKFLOW_ONLY_NODE');
+      expect(res.body.error.details).to.include({ field: 'nodeId', nodeId, nodeType: 'continue_as_new' });
+      const processes = await call(svc.baseUrl, 'GET', `/flows/${flowId}/processes`, undefined, owner.auth);
+      expect(processes.status, processes.text).to.equal(200);
+      expect(processes.body.items).to.deep.equal([]);
+    });
+
     it("workflow nodes run by a worker are timed in the metrics as workflow:<kind>", async () => {
       const flowId = await loopingFlow();
       const wf = (await answer(api().POST('/workflows', { body: { flowId, input: { round: 0 } } }))).body.workflow;
