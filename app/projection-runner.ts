@@ -19,6 +19,13 @@ const checkpointKey = (name: string) => `projection:${name}`;
 /** A failed projection starts again after a capped, jittered backoff (issue 37: a read store that went away comes back). */
 const RETRY_BASE_MS = 500;
 const RETRY_MAX_MS = 30_000;
+/**
+ * A batch still unfinished after this long is abandoned and the projection starts again from its
+ * checkpoint. The faulted soak (issue 37) left projections `running` and still for good after the
+ * read store restarted; whatever the await that never settles, the read model must not stand still.
+ * Far above a healthy batch (1,000 events, bulk writes of 64, socket timeout 60 s).
+ */
+export const PROJECTION_STALL_MS = 120_000;
 
 interface Loop {
   projector: Projector;
@@ -31,6 +38,16 @@ interface Loop {
   /** Consecutive failures; 0 once a batch is projected again. */
   failures: number;
   retry: NodeJS.Timeout | null;
+  /** When the batch in flight began (ms since epoch); null between batches. */
+  batchStartedAt: number | null;
+  /** Bumped when an attempt is abandoned: a late-settling old attempt then changes nothing. */
+  attempt: number;
+}
+
+export interface ProjectionRunnerOptions {
+  stopTimeoutMs?: number;
+  /** See PROJECTION_STALL_MS. */
+  stallMs?: number;
 }
 
 /**
@@ -42,6 +59,9 @@ export class ProjectionRunner implements Projections {
   private readonly progress = new EventEmitter();
   private control: ProjectionControl | null = null;
   private stopping = false;
+  private stallCheck: NodeJS.Timeout | null = null;
+  private readonly stopTimeoutMs: number;
+  private readonly stallMs: number;
 
   constructor(
     private readonly events: EventStore,
@@ -49,11 +69,13 @@ export class ProjectionRunner implements Projections {
     projectors: Projector[],
     private readonly logger: Logger,
     readonly mode: 'local' | 'remote' = 'local',
-    private readonly stopTimeoutMs = 5_000,
+    options: ProjectionRunnerOptions = {},
   ) {
+    this.stopTimeoutMs = options.stopTimeoutMs ?? 5_000;
+    this.stallMs = options.stallMs ?? PROJECTION_STALL_MS;
     this.progress.setMaxListeners(0);
     for (const projector of projectors) {
-      this.loops.set(projector.name, { projector, position: 0, state: 'stopped', lastError: null, subscription: null, done: null, projected: 0, failures: 0, retry: null });
+      this.loops.set(projector.name, { projector, position: 0, state: 'stopped', lastError: null, subscription: null, done: null, projected: 0, failures: 0, retry: null, batchStartedAt: null, attempt: 0 });
     }
   }
 
@@ -71,6 +93,8 @@ export class ProjectionRunner implements Projections {
       return;
     }
     await Promise.all([...this.loops.values()].map((loop) => this.startLoop(loop)));
+    this.stallCheck = setInterval(() => this.abandonStalled(), Math.max(10, Math.min(10_000, this.stallMs / 4)));
+    this.stallCheck.unref();
     this.control = new ProjectionControl({ events: this.events, projections: this, logger: this.logger, clock: systemClock, newId: randomUUID });
     await this.control.start();
   }
@@ -91,7 +115,20 @@ export class ProjectionRunner implements Projections {
     loop.lastError = null;
     const subscription = this.events.subscribe({ after: loop.position, categories: loop.projector.categories });
     loop.subscription = subscription;
-    loop.done = this.project(loop, subscription);
+    loop.batchStartedAt = null;
+    loop.done = this.project(loop, subscription, loop.attempt);
+  }
+
+  /** Abandons every attempt whose batch has run longer than stallMs (see PROJECTION_STALL_MS). */
+  private abandonStalled(): void {
+    const now = Date.now();
+    for (const loop of this.loops.values()) {
+      if (loop.state !== 'running' || loop.batchStartedAt === null || now - loop.batchStartedAt < this.stallMs) continue;
+      const stalledMs = now - loop.batchStartedAt;
+      loop.attempt += 1;
+      loop.batchStartedAt = null;
+      this.failed(loop, new Error(`a batch did not finish in ${Math.round(stalledMs / 1000)} s (stalled); starting again from the checkpoint`));
+    }
   }
 
   /**
@@ -100,7 +137,8 @@ export class ProjectionRunner implements Projections {
    * meanwhile, never waited for. One checkpoint per batch, after it: a failure or a crash
    * mid-batch projects the whole batch again from the last checkpoint (projectors are idempotent).
    */
-  private async project(loop: Loop, subscription: EventSubscription): Promise<void> {
+  private async project(loop: Loop, subscription: EventSubscription, attempt: number): Promise<void> {
+    const current = () => loop.attempt === attempt;
     const buffer: RecordedEvent[] = [];
     let ended = false;
     let readError: unknown = null;
@@ -151,17 +189,23 @@ export class ProjectionRunner implements Projections {
         // target before the batch's checkpoint is written must count those events too.
         let counted = 0;
         const last = batch[batch.length - 1].position;
+        loop.batchStartedAt = Date.now();
         // Where the store can, the batch's writes and its checkpoint commit together: a crash
         // mid-batch leaves neither, so nothing is applied twice.
         await this.atomically(async () => {
           await projectAll(loop.projector, batch, this.store, (event) => {
+            if (!current()) return;
             loop.position = event.position;
             loop.projected += 1;
             counted += 1;
             this.progress.emit('progress');
           });
-          await this.store.checkpoints.set(checkpointKey(loop.projector.name), last);
+          // An abandoned attempt that settles late must not move the checkpoint back.
+          if (current()) await this.store.checkpoints.set(checkpointKey(loop.projector.name), last);
         });
+        // Abandoned as stalled meanwhile: the new attempt owns the loop.
+        if (!current()) return;
+        loop.batchStartedAt = null;
         loop.position = last;
         loop.failures = 0;
         // A batch projector tells nothing per event: its batch counts here, with its position.
@@ -169,7 +213,8 @@ export class ProjectionRunner implements Projections {
         this.progress.emit('progress');
       }
     } catch (err) {
-      this.failed(loop, err);
+      loop.batchStartedAt = null;
+      if (current()) this.failed(loop, err);
     } finally {
       quit = true;
       wake.reader?.();
@@ -227,6 +272,8 @@ export class ProjectionRunner implements Projections {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    if (this.stallCheck) clearInterval(this.stallCheck);
+    this.stallCheck = null;
     await this.control?.stop();
     this.control = null;
     await Promise.all([...this.loops.values()].map((loop) => this.stopLoop(loop)));
@@ -290,6 +337,7 @@ export class ProjectionRunner implements Projections {
           head,
           lag: pending.length,
           lastError: loop.lastError,
+          busyMs: this.mode === 'local' && loop.batchStartedAt !== null ? Date.now() - loop.batchStartedAt : null,
         };
       }),
     );

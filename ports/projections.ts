@@ -8,6 +8,8 @@ export interface ProjectionStatus {
   /** Events of its categories not yet projected (capped). */
   lag: number;
   lastError: string | null;
+  /** How long the batch in flight has been running (ms); null between batches or where the projectors run elsewhere. */
+  busyMs: number | null;
 }
 
 export interface RebuildResult {

@@ -12,6 +12,7 @@ const statusSchema = z.object({
   head: z.number(),
   lag: z.number(),
   lastError: z.string().nullable(),
+  busyMs: z.number().nullable().describe('how long the batch in flight has run (ms); a batch past 120 s is abandoned and the projection starts again from its checkpoint'),
 });
 
 /**

@@ -11,7 +11,7 @@ import type { ServiceProcess } from '../support/service-process.js';
 
 export async function diagnose(baseUrl: string, operatorAuth: Record<string, string>, processes: Array<{ name: string; process: ServiceProcess | null }>): Promise<string[]> {
   const lines: string[] = [];
-  type Projection = { name: string; state: string; lag: number; position: number; lastError: string | null };
+  type Projection = { name: string; state: string; lag: number; position: number; lastError: string | null; busyMs: number | null };
   const read = async () => {
     const res = await call(baseUrl, 'GET', '/admin/projections', undefined, operatorAuth);
     return res.status === 200 ? (res.body.projections as Projection[]) : res.status;
@@ -25,7 +25,7 @@ export async function diagnose(baseUrl: string, operatorAuth: Record<string, str
       const then = later.find((x) => x.name === p.name);
       const moved = then ? then.position - p.position : 0;
       const verdict = p.lag > 0 ? (moved > 0 ? `, moved ${moved} in 10 s (lag then ${then!.lag})` : ', did not move in 10 s (stuck)') : '';
-      if (p.state !== 'running' || p.lag > 0) lines.push(`projection ${p.name}: ${p.state}, position ${p.position}, lag ${p.lag}${verdict}${p.lastError ? `, last error ${p.lastError.slice(0, 200)}` : ''}`);
+      if (p.state !== 'running' || p.lag > 0) lines.push(`projection ${p.name}: ${p.state}, position ${p.position}, lag ${p.lag}${verdict}${p.busyMs !== null ? `, batch in flight ${Math.round(p.busyMs / 1000)} s` : ''}${p.lastError ? `, last error ${p.lastError.slice(0, 200)}` : ''}`);
     }
     if (!lines.length) lines.push('every projection is running with no lag');
   }

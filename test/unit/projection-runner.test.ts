@@ -13,6 +13,7 @@ import { probesProjector } from '../../projections/probes.js';
 import type { Projector } from '../../projections/projector.js';
 import { deciderSpec } from '../support/decider-spec.js';
 import { waitUntil } from '../support/wait.js';
+import { errorCollectingLogger } from '../bench/support.js';
 
 const context = (): CommandContext => ({
   actorId: null, orgId: null, workspaceId: null, correlationId: 'c', causationId: null, requestId: null, now: new Date(),
@@ -43,7 +44,7 @@ describe('projection runner', () => {
 
   it('waitFor answers false on timeout when the projector is behind', async () => {
     const stuck: Projector = { ...probesProjector, name: 'stuck', project: () => new Promise(() => {}) };
-    runner = new ProjectionRunner(events, store, [stuck], logger, 'local', 50);
+    runner = new ProjectionRunner(events, store, [stuck], logger, 'local', { stopTimeoutMs: 50 });
     await runner.start();
     const id = randomUUID();
     const { position } = await createProbe(events, context(), id, 'b');
@@ -199,6 +200,40 @@ describe('projection runner', () => {
     expect(await runner.waitFor(position!, `probe-${id}`, 10_000), 'caught up without a restart').to.equal(true);
     expect((await runner.status())[0]).to.include({ state: 'running' });
     expect((await store.collection('probes').findOne({ _id: id }))?.value).to.equal(5);
+  });
+
+  it('a batch that never settles is abandoned after the stall time and projected again from the checkpoint; the late answer changes nothing', async () => {
+    let hang = true;
+    let settleLate: (() => void) | null = null;
+    const hanging: Projector = {
+      ...probesProjector,
+      async project(event, s) {
+        if (hang) {
+          hang = false;
+          // A write the read store never answers, that settles only after the retry won.
+          await new Promise<void>((resolve) => (settleLate = resolve));
+          return;
+        }
+        return probesProjector.project(event, s);
+      },
+    };
+    const errors: string[] = [];
+    runner = new ProjectionRunner(events, store, [hanging], errorCollectingLogger(errors), 'local', { stallMs: 200 });
+    await runner.start();
+    const id = randomUUID();
+    await createProbe(events, context(), id, 'stalled');
+    const { position } = await incrementProbe(events, context(), id, 3);
+    await waitUntil('the batch to be in flight', async () => ((await runner.status())[0].busyMs ?? -1) >= 0, 5_000, 5);
+    expect(await runner.waitFor(position!, `probe-${id}`, 10_000), 'caught up without a restart').to.equal(true);
+    expect((await store.collection('probes').findOne({ _id: id }))?.value).to.equal(3);
+    expect(errors.join('\n')).to.match(/projection failed: a batch did not finish in \d+ s \(stalled\)/);
+    const [status] = await runner.status();
+    expect(status).to.include({ state: 'running', position: position!, busyMs: null });
+    // The abandoned attempt settles now: neither its position nor its checkpoint goes back.
+    settleLate!();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await runner.status())[0].position).to.equal(position!);
+    expect(await store.checkpoints.get('projection:probes')).to.equal(position!);
   });
 
   it('carries out a rebuild requested as an event, and the request answers with its outcome', async () => {
