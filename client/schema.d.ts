@@ -1128,6 +1128,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/flows/{flowId}/versions/{version}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** roll the flow back to an earlier version as a new version: name, description, nodes and edges as they stood after revision {version} (node secrets included), written as FlowReplaced with restoredFrom; triggers and their keys stay as they are now (If-Match optional) */
+        post: operations["restoreFlowVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/flows/{flowId}/nodes/{nodeId}/process": {
         parameters: {
             query?: never;
@@ -14288,6 +14305,183 @@ export interface operations {
             };
         };
     };
+    restoreFlowVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                flowId: string;
+                version: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the flow as restored (ETag: its new version) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        flow: {
+                            id: string;
+                            name: string;
+                            description: string;
+                            archived: boolean;
+                            /** @description stream revision of the last event; the ETag */
+                            version: number;
+                            createdAt: string;
+                            updatedAt: string;
+                            ownerId: string;
+                            orgId: string | null;
+                            workspaceId: string | null;
+                            nodes: {
+                                id: string;
+                                /** @description canvas renderer, e.g. custom */
+                                type: string;
+                                position: {
+                                    x: number;
+                                    y: number;
+                                };
+                                /** @description every field the client sent is kept */
+                                data: {
+                                    agentName?: string | null;
+                                    llm?: string | null;
+                                    model?: string | null;
+                                    prompt?: string | null;
+                                    agentObjective?: string | null;
+                                    nodeType?: string;
+                                    isAsync?: boolean;
+                                    startNode?: boolean;
+                                    url?: string | null;
+                                    conditions?: ({
+                                        prompt?: string | null;
+                                        targetNodeId?: string | null;
+                                        usePrompt?: boolean;
+                                        /** @enum {string} */
+                                        operator?: "contains" | "not_contains" | "equals" | "not_equals" | "starts_with" | "ends_with" | "regex" | "gt" | "lt" | "is_empty" | "is_not_empty";
+                                        value?: string | number | boolean | null;
+                                    } & {
+                                        [key: string]: unknown;
+                                    })[];
+                                    webhookConfig?: ({
+                                        url?: string;
+                                        method?: string;
+                                        headers?: {
+                                            [key: string]: string;
+                                        };
+                                        timeout?: number;
+                                    } & {
+                                        [key: string]: unknown;
+                                    }) | null;
+                                    variables?: {
+                                        [key: string]: unknown;
+                                    };
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                            }[];
+                            edges: {
+                                id: string;
+                                source: string;
+                                target: string;
+                                sourceHandle?: string | null;
+                                targetHandle?: string | null;
+                                label?: string | null;
+                                data?: {
+                                    [key: string]: unknown;
+                                };
+                            }[];
+                            trigger: {
+                                enabled: boolean;
+                                allowedMethods: string[];
+                                inputSchema: {
+                                    [key: string]: unknown;
+                                } | null;
+                                hasKey: boolean;
+                                keyCreatedAt: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description version is not a non-negative integer; VALIDATION_FAILED when that version no longer passes the current rules (names the field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FLOW_NOT_FOUND (no such flow, another tenant's, or deleted) or VERSION_NOT_FOUND (beyond the stream) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description VERSION_DELETED: the flow was deleted at that version */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PRECONDITION_FAILED: If-Match names a version the flow moved on from */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     processNode: {
         parameters: {
             query?: never;
@@ -14368,7 +14562,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_FAILED (names the field) */
+            /** @description VALIDATION_FAILED (names the field); WORKFLOW_ONLY_NODE: the node is a workflow kind (wait_signal, sleep, set_state, continue_as_new, query) and runs only inside a workflow */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16737,7 +16931,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            /** @description WORKFLOW_ONLY_NODE: the node is a workflow kind (wait_signal, sleep, set_state, continue_as_new, query) and runs only inside a workflow */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17389,6 +17583,8 @@ export interface operations {
                             head: number;
                             lag: number;
                             lastError: string | null;
+                            /** @description how long the batch in flight has run (ms); a batch past 120 s is abandoned and the projection starts again from its checkpoint */
+                            busyMs: number | null;
                         }[];
                     };
                 };

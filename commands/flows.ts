@@ -1,4 +1,4 @@
-import { flowDecider, flowNotFound, flowStreamId, isVisibleTo, sealNodeSecrets, type FlowCommand, type FlowEvent, type FlowScope, type FlowState } from '../domain/flows/index.js';
+import { flowDecider, flowNotFound, flowStreamId, isVisibleTo, sealClearSecrets, sealNodeSecrets, type FlowCommand, type FlowEvent, type FlowScope, type FlowState } from '../domain/flows/index.js';
 import type { Principal } from '../domain/shared/principal.js';
 import type { EventStore } from '../ports/event-store.js';
 import type { SecretSealer } from '../ports/secret-sealer.js';
@@ -22,8 +22,11 @@ export function sealFlowCommand(command: FlowWriteCommand, sealer: Pick<SecretSe
   switch (command.type) {
     case 'CreateFlow':
       return command.nodes ? { ...command, nodes: command.nodes.map((n) => ({ ...n, data: seal(n.data) })) } : command;
-    case 'ReplaceFlow':
-      return { ...command, nodes: command.nodes.map((n) => ({ ...n, data: seal(n.data) })) };
+    case 'ReplaceFlow': {
+      // A restored version's nodes come from our own log, sealed already: only what is still in clear is sealed.
+      const settle = command.restoredFrom === undefined ? seal : <T>(data: T): T => sealClearSecrets(data, (plaintext) => sealer.seal(plaintext));
+      return { ...command, nodes: command.nodes.map((n) => ({ ...n, data: settle(n.data) })) };
+    }
     case 'AddNode':
       return { ...command, node: { ...command.node, data: seal(command.node.data) } };
     case 'UpdateNode':

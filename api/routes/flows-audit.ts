@@ -6,6 +6,8 @@ import type { RecordedEvent } from '../../domain/shared/events.js';
 import { flowDecider, flowNotFound, flowStreamId, idSchema, isVisibleTo, maskFlowEventSecrets, toFlowView, type FlowScope } from '../../domain/flows/index.js';
 import type { EventStore } from '../../ports/event-store.js';
 import { defineRoute } from '../route.js';
+import { flowAnswer, writeFlow } from './flows.js';
+import { flowReply, writeErrors } from './flows-schemas.js';
 import { MAX_PAGE_SIZE } from './pagination.js';
 
 /**
@@ -91,6 +93,17 @@ async function requireVisibleStream(store: EventStore, flowId: string, scope: Fl
   if (!isVisibleTo(created, scope)) throw flowNotFound();
 }
 
+/** The flow as of `version`, folded from the log; 404 VERSION_NOT_FOUND beyond the stream. */
+async function flowAtVersion(store: EventStore, flowId: string, version: number) {
+  // Only the events up to that version are read and folded, from the newest kept snapshot at or
+  // before it when there is one: old versions stay cheap, and so do recent ones of a long flow.
+  const { state, folded } = await stateAtRevision(store, flowStreamId(flowId), flowDecider, version);
+  if (folded < version) {
+    throw new DomainError('VERSION_NOT_FOUND', `flow ${flowId} has no version ${version} (latest is ${folded})`, 'not_found', { latest: folded });
+  }
+  return state;
+}
+
 async function readEventsPage(store: EventStore, flowId: string, query: z.infer<typeof eventsQuery>) {
   const from = query.cursor === undefined ? undefined : Number(query.cursor);
   // One more than asked tells whether another page exists without a second read.
@@ -151,13 +164,35 @@ export const flowAuditRoutes = [
     },
     async handler({ params, principal, services }) {
       await requireVisibleStream(services.eventStore, params.flowId, flowScopeOf(principal!));
-      // Only the events up to that version are read and folded, from the newest kept snapshot at or
-      // before it when there is one: old versions stay cheap, and so do recent ones of a long flow.
-      const { state, folded } = await stateAtRevision(services.eventStore, flowStreamId(params.flowId), flowDecider, params.version);
-      if (folded < params.version) {
-        throw new DomainError('VERSION_NOT_FOUND', `flow ${params.flowId} has no version ${params.version} (latest is ${folded})`, 'not_found', { latest: folded });
-      }
+      const state = await flowAtVersion(services.eventStore, params.flowId, params.version);
       return { status: 200, body: { success: true, version: params.version, deleted: state.deleted, flow: toFlowView(state) } };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/flows/{flowId}/versions/{version}/restore',
+    operationId: 'restoreFlowVersion',
+    summary:
+      "roll the flow back to an earlier version as a new version: name, description, nodes and edges as they stood after revision {version} (node secrets included), written as FlowReplaced with restoredFrom; triggers and their keys stay as they are now (If-Match optional)",
+    tag: 'Audit and replay',
+    auth: 'bearer',
+    permission: 'edit_resources',
+    params: versionParams,
+    responses: {
+      200: { description: 'the flow as restored (ETag: its new version)', schema: flowReply },
+      ...writeErrors,
+      400: { description: 'version is not a non-negative integer; VALIDATION_FAILED when that version no longer passes the current rules (names the field)' },
+      404: { description: "FLOW_NOT_FOUND (no such flow, another tenant's, or deleted) or VERSION_NOT_FOUND (beyond the stream)" },
+      409: { description: 'VERSION_DELETED: the flow was deleted at that version' },
+    },
+    async handler(input) {
+      const { params, principal, services } = input;
+      await requireVisibleStream(services.eventStore, params.flowId, flowScopeOf(principal!));
+      const state = await flowAtVersion(services.eventStore, params.flowId, params.version);
+      if (state.deleted) throw new DomainError('VERSION_DELETED', `flow ${params.flowId} was deleted at version ${params.version}`, 'conflict', { version: params.version });
+      // The nodes carry their secrets sealed, as stored: the decider keeps sealed values as given.
+      const { name, description, nodes, edges } = state;
+      return flowAnswer(await writeFlow(input, params.flowId, { type: 'ReplaceFlow', name, description, nodes, edges, restoredFrom: params.version }));
     },
   }),
 ];

@@ -95,7 +95,7 @@ const replaceBody = z.strictObject({
 });
 
 /** `{success, flow}` with the flow's version as ETag. */
-function flowAnswer({ flow }: FlowWriteResult, status = 200) {
+export function flowAnswer({ flow }: FlowWriteResult, status = 200) {
   // Only DeleteFlow leaves no flow, and it has its own answer.
   if (!flow) throw flowNotFound();
   return { status, body: { success: true, flow }, headers: etagOf(flow.version) };

@@ -44,7 +44,7 @@ export type FlowCommand =
       edges?: EdgeInput[];
       at: string;
     }
-  | (Base & { type: 'ReplaceFlow'; name: string; description?: string; nodes: NodeWithId[]; edges: EdgeInput[] })
+  | (Base & { type: 'ReplaceFlow'; name: string; description?: string; nodes: NodeWithId[]; edges: EdgeInput[]; /** Set when the graph is an earlier version brought back (POST …/versions/{version}/restore). */ restoredFrom?: number })
   | (Base & { type: 'DeleteFlow' })
   | (Base & { type: 'ArchiveFlow' })
   | (Base & { type: 'UnarchiveFlow' })

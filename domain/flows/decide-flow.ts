@@ -25,7 +25,8 @@ export function replaceFlow(command: FlowCommandOf<'ReplaceFlow'>, state: FlowSt
   requireFlow(state, command.scope);
   const named = nameProblems(command.name, command.description);
   const { nodes, edges } = buildDefinition(settleGraphSecrets(command.nodes, state), command.edges, named.problems);
-  return [{ type: 'FlowReplaced', data: { name: named.name, description: named.description, nodes, edges, at: command.at } }];
+  const restored = command.restoredFrom === undefined ? {} : { restoredFrom: command.restoredFrom };
+  return [{ type: 'FlowReplaced', data: { name: named.name, description: named.description, nodes, edges, at: command.at, ...restored } }];
 }
 
 export function deleteFlow(command: FlowCommandOf<'DeleteFlow'>, state: FlowState): FlowEvent[] {

@@ -96,7 +96,7 @@ export const flowEventSchemas = {
     edges,
     createdAt: at,
   }),
-  FlowReplaced: z.object({ name: flowNameSchema, description, nodes, edges, at }),
+  FlowReplaced: z.object({ name: flowNameSchema, description, nodes, edges, at, restoredFrom: z.number().int().nonnegative().optional() }),
   FlowDeleted: z.object({ at }),
   FlowArchived: z.object({ at }),
   FlowUnarchived: z.object({ at }),
