@@ -1281,6 +1281,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/processes/{processId}/diff/{otherProcessId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** compare two runs node by node (matched by node id; added and removed nodes named): status, duration, tokens and cost side by side, input, output and settings as JSON Patch from the first run to the second, and the flow-definition differences */
+        get: operations["diffProcesses"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/workflows": {
         parameters: {
             query?: never;
@@ -15259,6 +15276,174 @@ export interface operations {
             };
             /** @description PROCESS_NOT_FOUND */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    diffProcesses: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                processId: string;
+                otherProcessId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the differences */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        a: {
+                            processId: string;
+                            flowId: string;
+                            flowVersion: number;
+                            status: string;
+                        };
+                        b: {
+                            processId: string;
+                            flowId: string;
+                            flowVersion: number;
+                            status: string;
+                        };
+                        /** @description RFC 6902 JSON Patch operations turning run a's value into run b's; empty when equal */
+                        inputs: ({
+                            op: string;
+                            path: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        nodes: {
+                            nodeId: string;
+                            nodeType: string | null;
+                            /** @enum {string} */
+                            change: "added" | "removed" | "changed" | "same";
+                            a: {
+                                status: string;
+                                durationMs: number | null;
+                                tokens: number;
+                                cost: number;
+                            } | null;
+                            b: {
+                                status: string;
+                                durationMs: number | null;
+                                tokens: number;
+                                cost: number;
+                            } | null;
+                            /** @description what fed the node (the run's inputs, the outputs of the nodes with an edge into it), a → b */
+                            input: ({
+                                op: string;
+                                path: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            /** @description RFC 6902 JSON Patch operations turning run a's value into run b's; empty when equal */
+                            output: ({
+                                op: string;
+                                path: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            /** @description the node's settings (secrets masked), a → b */
+                            definition: ({
+                                op: string;
+                                path: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        }[];
+                        definition: {
+                            nodesAdded: string[];
+                            nodesRemoved: string[];
+                            nodesChanged: string[];
+                            edgesAdded: string[];
+                            edgesRemoved: string[];
+                        };
+                        totals: {
+                            a: {
+                                status: string;
+                                durationMs: number | null;
+                                tokens: number;
+                                cost: number;
+                            };
+                            b: {
+                                status: string;
+                                durationMs: number | null;
+                                tokens: number;
+                                cost: number;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROCESS_NOT_FOUND: either run is unknown or another tenant's (details.processId names which) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RUN_HISTORY_PRUNED: retention cut a run down to its summary; its node outputs are gone */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

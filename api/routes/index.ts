@@ -18,6 +18,7 @@ import { healthRoutes } from './health.js';
 import { orgRoutes } from './orgs.js';
 import { probeRoutes } from './probes.js';
 import { processingRoutes } from './runs.js';
+import { runDiffRoutes } from './runs-diff.js';
 import { workflowRoutes } from './workflows.js';
 import { publicTriggerRoutes } from './runs-public-triggers.js';
 import { socialAuthRoutes } from './signins.js';
@@ -68,6 +69,7 @@ export const allRoutes: RouteDef[] = [
   ...triggerRoutes,
   ...flowAuditRoutes,
   ...processingRoutes,
+  ...runDiffRoutes,
   ...workflowRoutes,
   ...publicTriggerRoutes,
   ...llmRoutes,
