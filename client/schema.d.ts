@@ -1298,6 +1298,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/processes/{processId}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** start a new run from a finished one: the same inputs, the flow as of flowVersion (default: now), nodes upstream of fromNodeId answering with the original's recorded outputs, and webhook, MCP tool and memory nodes answering from the recording unless sideEffects is live; the new run names what it replays (process.replay) */
+        post: operations["replayProcess"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/workflows": {
         parameters: {
             query?: never;
@@ -15444,6 +15461,133 @@ export interface operations {
             };
             /** @description RUN_HISTORY_PRUNED: retention cut a run down to its summary; its node outputs are gone */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    replayProcess: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                processId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": {
+                    /** @description nodes upstream of it reuse their recorded outputs; absent: the whole flow runs again from the trigger inputs */
+                    fromNodeId?: string;
+                    /** @description the flow version to run (GET /flows/{flowId}/versions/{version}); absent: the current one */
+                    flowVersion?: number;
+                    /**
+                     * @description recorded: webhook, MCP tool and memory nodes answer from the recording (refused when none fits); live: they are called for real
+                     * @default recorded
+                     * @enum {string}
+                     */
+                    sideEffects?: "recorded" | "live";
+                    /** @description absent: as the original run was asked */
+                    async?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description the new run: finished (sync, the run as POST /flows/{flowId}/run answers it) or {success, processId, status: queued} (async) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        success: boolean;
+                        processId: string;
+                        status: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: bad body, or fromNodeId not in the flow version replayed (names the field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROCESS_NOT_FOUND (unknown or another tenant's run), FLOW_NOT_FOUND (the flow was deleted), VERSION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RUN_NOT_DONE (the original is still running), RUN_HISTORY_PRUNED (retention removed its outputs), VERSION_DELETED, REPLAY_NO_RECORDING (a node that must answer from the recording has none that fits; details.nodes) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

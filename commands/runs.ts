@@ -1,5 +1,5 @@
 import { flowDecider, flowNotFound, flowStreamId, isVisibleTo, nodeNotFound, type FlowScope, type FlowState } from '../domain/flows/index.js';
-import { isFinished, runDecider, runStreamId, type OverrideConfig, type RunCommand, type RunMode, type RunState } from '../domain/runs/index.js';
+import { isFinished, runDecider, runStreamId, type OverrideConfig, type RunCommand, type RunMode, type RunReplay, type RunState } from '../domain/runs/index.js';
 import { DomainError } from '../domain/shared/decider.js';
 import { sleep } from '../lib/sleep.js';
 import type { EventStore, PendingStream } from '../ports/event-store.js';
@@ -30,6 +30,8 @@ export interface RunRequest {
   scope: FlowScope | null;
   /** A synchronous run executed by the caller's process: claimed in the same decision. */
   claimBy?: string;
+  /** A replay of an earlier run (domain/runs/replay.ts). */
+  replay?: RunReplay;
 }
 
 /**
@@ -65,6 +67,7 @@ export async function requestRun(store: EventStore, context: CommandContext, pro
       overrideConfig: request.overrideConfig ?? null,
       idempotencyKey: request.idempotencyKey ?? null,
       ...(request.claimBy !== undefined && { claimBy: request.claimBy }),
+      ...(request.replay && { replay: request.replay }),
       at: context.now.toISOString(),
     },
     context,

@@ -15,6 +15,7 @@ import {
   nodeInputs,
   nodeStateOf,
   PURE_NODE_KINDS,
+  recordedResult,
   RunInputError,
   toHistoryUsage,
   type ConditionalResult,
@@ -216,6 +217,8 @@ export async function executeRun(ports: RunEnginePorts, processId: string, worke
   const llm = llmCapabilityFor(ports.llm, run.orgId, run.ownerId);
   const inFlight = new Map<string, Promise<void>>();
   const ctx = () => contextFor(clock, run, correlationId);
+  // A replay's reused nodes answer from the original run, read once (a finished run never changes).
+  const recording = run.replay ? await loadRun(eventStore, run.replay.of) : null;
 
   /**
    * Runs one node. Its start is recorded before it runs, except for a node that runs locally (see
@@ -226,6 +229,7 @@ export async function executeRun(ports: RunEnginePorts, processId: string, worke
   async function runNode(nodeId: string, known: RunState) {
     const node = graphIndex(known.definition).byId.get(nodeId)!;
     const data = effectiveNodeData(node, known);
+    const reused = known.replay?.reuse.includes(nodeId) ? known.replay : null;
     let attempt: number | null = null;
     const recordStart = async () => {
       const started = await executeRunCommand(eventStore, ctx(), processId, { type: 'StartNode', workerId, nodeId }, { fromCache: true, ...onRun });
@@ -233,7 +237,8 @@ export async function executeRun(ports: RunEnginePorts, processId: string, worke
       await flush();
       attempt = nodeStateOf(started.state, nodeId)!.attempts;
     };
-    if (!runsLocally(kinds, node, data)) await recordStart();
+    // A reused node reaches nothing outside: it may finish before its start is durable, like a local one.
+    if (!reused && !runsLocally(kinds, node, data)) await recordStart();
     const startedAt = clock.now().toISOString();
     /** The node's end, with its start when that is not recorded yet. */
     const recordEnd = (end: (attempt: number) => NodeEnd) => {
@@ -252,6 +257,11 @@ export async function executeRun(ports: RunEnginePorts, processId: string, worke
     const begin = performance.now();
     try {
       const execution = (async () => {
+        if (reused) {
+          const recorded = recordedResult(recording, reused, nodeId);
+          if (!recorded) throw new RunInputError('REPLAY_RECORDING_GONE', `the replayed run ${reused.of} no longer holds the output of node ${nodeId}`);
+          return recorded;
+        }
         const inputs = nodeInputs(known.definition, known, nodeId);
         // Secret variables ({"$secret": …}) are opened here, in the process that runs the node, and nowhere else.
         const variables = openSecretVariables(inputs.variables, (box) => ports.secrets.open(box));

@@ -97,6 +97,8 @@ export function runStateView(processId: string, s: RunState) {
     status: s.status,
     source: s.source,
     requestedBy: s.requestedBy,
+    /** A replayed run: the run it replays, where from, and the nodes answered from that run's recording. */
+    replay: s.replay ?? null,
     nodes: s.definition.nodes.map((n) => {
       const ns = s.nodes[n.id];
       return {

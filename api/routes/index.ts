@@ -19,6 +19,7 @@ import { orgRoutes } from './orgs.js';
 import { probeRoutes } from './probes.js';
 import { processingRoutes } from './runs.js';
 import { runDiffRoutes } from './runs-diff.js';
+import { runReplayRoutes } from './runs-replay.js';
 import { workflowRoutes } from './workflows.js';
 import { publicTriggerRoutes } from './runs-public-triggers.js';
 import { socialAuthRoutes } from './signins.js';
@@ -70,6 +71,7 @@ export const allRoutes: RouteDef[] = [
   ...flowAuditRoutes,
   ...processingRoutes,
   ...runDiffRoutes,
+  ...runReplayRoutes,
   ...workflowRoutes,
   ...publicTriggerRoutes,
   ...llmRoutes,

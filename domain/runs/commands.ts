@@ -1,4 +1,4 @@
-import type { ConditionalResult, NodeError, NodeUsage, OverrideConfig, PruneReason, RunMode } from './events.js';
+import type { ConditionalResult, NodeError, NodeUsage, OverrideConfig, PruneReason, RunMode, RunReplay } from './events.js';
 import type { FlowOrigin } from './state.js';
 
 /**
@@ -37,6 +37,7 @@ export interface RequestRunCommand extends Base, FlowSnapshot {
    * (RunRequested + RunStarted in one append).
    */
   claimBy?: string;
+  replay?: RunReplay;
 }
 
 export type RunCommand =

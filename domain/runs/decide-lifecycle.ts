@@ -32,6 +32,7 @@ export function requestRun(c: RunCommandOf<'RequestRun'>, state: RunState): RunE
     overrideConfig: c.overrideConfig ?? null,
     idempotencyKey: c.idempotencyKey ?? null,
     definition: toRunDefinition(c.nodes, c.edges, nodeId ?? undefined) as never,
+    ...(c.replay && { replay: c.replay }),
     at: c.at,
   });
   // The snapshot is what makes a run independent of later edits; it must fit in one event.

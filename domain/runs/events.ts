@@ -79,6 +79,16 @@ const NODE_STATUSES = ['pending', 'running', 'completed', 'failed', 'skipped'] a
 const nullableAt = at.nullable();
 
 /** Which run of which flow, whose, and of what kind: the first fields of RunRequested and of a pruned run's summary. */
+/** What a replayed run replays from: the original run, where it starts again, and the nodes that answer from the original's recording. */
+export const runReplaySchema = z.object({
+  of: id,
+  fromNodeId: id.nullable(),
+  sideEffects: z.enum(['recorded', 'live']),
+  /** Nodes completed with the original's output instead of executing: those upstream of fromNodeId, and unchanged side-effect nodes when sideEffects is recorded. */
+  reuse: z.array(id),
+});
+export type RunReplay = z.infer<typeof runReplaySchema>;
+
 const runOriginShape = {
   processId: id,
   flowId: id,
@@ -148,6 +158,8 @@ export const runEventSchemas = {
     overrideConfig: overrideConfigSchema.nullable(),
     idempotencyKey: z.string().max(MAX_SHORT_TEXT_LENGTH).nullable(),
     definition: runDefinitionSchema,
+    /** Set on a replay (POST /processes/{id}/replay): the run replayed and the nodes answered from its recording. */
+    replay: runReplaySchema.optional(),
     at,
   }),
   /**

@@ -9,6 +9,7 @@ export * from './state.js';
 export * from './limits.js';
 export { RUN_ERROR_CODES, RunInputError, type RunErrorCode } from './errors.js';
 export { toRunDefinition, graphIndex, ancestorsOf, conditionsOf, continuesOnError, runDefinitionSchema, type RunDefinition, type RunNode, type RunEdge } from './definition.js';
+export { planReplay, recordedResult, SIDE_EFFECT_NODE_TYPES, type ReplayRequest } from './replay.js';
 export { nextSteps, type NextSteps, type SkipStep } from './scheduler.js';
 export { runOutputs, boundRunOutputs } from './outputs.js';
 export { nodeInputs, effectiveNodeData, type NodeInputs } from './inputs.js';

@@ -1,5 +1,5 @@
 import type { RunDefinition } from './definition.js';
-import { FINISHED_STATUSES, type ConditionalResult, type NodeError, type NodeUsage, type OverrideConfig, type PruneReason, type RunEvent, type RunMode, type UsageTotals } from './events.js';
+import { FINISHED_STATUSES, type ConditionalResult, type NodeError, type NodeUsage, type OverrideConfig, type PruneReason, type RunEvent, type RunMode, type RunReplay, type UsageTotals } from './events.js';
 import { stateFromSummary } from './summary.js';
 
 export const RUN_STATUSES = ['queued', 'running', 'completed', 'failed', 'stopped', 'timed_out'] as const;
@@ -72,6 +72,8 @@ export interface RunState extends FlowOrigin {
   historyPruned: { at: string; reason: PruneReason; prunedEvents: number } | null;
   /** Revision of the last folded event (-1: none). */
   version: number;
+  /** Set on a replayed run: what it replays from. */
+  replay: RunReplay | null;
 }
 
 /** The failure code a timed-out run shows (RunTimedOut has no code of its own: it is always this). */
@@ -97,6 +99,7 @@ export const initialRunState: RunState = {
   overrideConfig: null,
   idempotencyKey: null,
   definition: { nodes: [], edges: [] },
+  replay: null,
   status: 'queued',
   workerId: null,
   resumes: 0,
@@ -199,6 +202,7 @@ function apply(state: RunState, event: RunEvent): RunState {
         overrideConfig: d.overrideConfig,
         idempotencyKey: d.idempotencyKey,
         definition,
+        replay: d.replay ?? null,
         nodes: Object.fromEntries(definition.nodes.map((n) => [n.id, pendingNode()])),
         requestedAt: d.at,
         updatedAt: d.at,

@@ -75,7 +75,7 @@ const RULE_TEXT: Readonly<Record<Exclude<Layer, 'outside'>, string>> = {
  * `node:` modules: none is allowed in `domain/` (hashing and encoding that a decider needs come in with
  * the command, computed by the handler), bare built-in names (`crypto`, `fs`) likewise.
  */
-export const DOMAIN_PURE_PACKAGES: readonly string[] = ['zod', 're2js', 'mingo'];
+export const DOMAIN_PURE_PACKAGES: readonly string[] = ['zod', 're2js', 'mingo', 'fast-json-patch'];
 
 /**
  * Driver packages of the adapters: outside `infra/` and `app/` nothing may import them (ports
