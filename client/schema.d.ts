@@ -1315,6 +1315,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/processes/{processId}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** a run's events live as Server-Sent Events: every event of the run (run.requested, run.started, node.started, node.completed, node.failed, node.skipped, …, ending with run.completed, run.failed, run.stopped or run.timed_out), id = the event's revision; Last-Event-ID (or ?lastEventId=) resumes after it from the log */
+        get: operations["streamProcess"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/workflows": {
         parameters: {
             query?: never;
@@ -1516,6 +1533,23 @@ export interface paths {
         post?: never;
         /** cancel a pending timer (409 TIMER_ALREADY_FIRED when it fired) */
         delete: operations["cancelWorkflowTimer"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workflows/{workflowId}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** a workflow execution's events live as Server-Sent Events (workflow.created, workflow.started, workflow.node_started, workflow.node_completed, signal.received, …, ending with workflow.completed, workflow.failed, workflow.timed_out, workflow.canceled, workflow.terminated or workflow.continued_as_new), id = the event's revision (the history's eventId); Last-Event-ID (or ?lastEventId=) resumes after it */
+        get: operations["streamWorkflow"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -15615,6 +15649,90 @@ export interface operations {
             };
         };
     };
+    streamProcess: {
+        parameters: {
+            query?: {
+                /** @description the last id received, when the client cannot send Last-Event-ID */
+                lastEventId?: string;
+            };
+            header?: never;
+            path: {
+                processId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description text/event-stream; each frame's data is {type, revision, data, actorId, occurredAt} as GET /processes/{processId}/events lists it; ping every 15 s without id */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": {
+                        event?: string;
+                        data?: string;
+                        id?: string;
+                        retry?: number;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: Last-Event-ID is not a revision */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROCESS_NOT_FOUND (unknown or another tenant's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listWorkflows: {
         parameters: {
             query?: {
@@ -17006,6 +17124,90 @@ export interface operations {
             };
             /** @description TIMER_ALREADY_FIRED or TIMER_NOT_CANCELABLE */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    streamWorkflow: {
+        parameters: {
+            query?: {
+                /** @description the last id received, when the client cannot send Last-Event-ID */
+                lastEventId?: string;
+            };
+            header?: never;
+            path: {
+                workflowId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description text/event-stream; each frame's data is {eventId, type, data, occurredAt, actorId} as GET /workflows/{workflowId}/history lists it; ping every 15 s without id */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": {
+                        event?: string;
+                        data?: string;
+                        id?: string;
+                        retry?: number;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: Last-Event-ID is not a revision */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description WORKFLOW_NOT_FOUND (unknown or another tenant's) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

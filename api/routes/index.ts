@@ -20,6 +20,8 @@ import { probeRoutes } from './probes.js';
 import { processingRoutes } from './runs.js';
 import { runDiffRoutes } from './runs-diff.js';
 import { runReplayRoutes } from './runs-replay.js';
+import { runStreamRoutes } from './runs-stream.js';
+import { workflowStreamRoutes } from './workflows-stream.js';
 import { workflowRoutes } from './workflows.js';
 import { publicTriggerRoutes } from './runs-public-triggers.js';
 import { socialAuthRoutes } from './signins.js';
@@ -72,7 +74,9 @@ export const allRoutes: RouteDef[] = [
   ...processingRoutes,
   ...runDiffRoutes,
   ...runReplayRoutes,
+  ...runStreamRoutes,
   ...workflowRoutes,
+  ...workflowStreamRoutes,
   ...publicTriggerRoutes,
   ...llmRoutes,
   ...aiRoutes,

@@ -1,6 +1,7 @@
 import ora, { type Ora } from 'ora';
 import { ApiClient, backoffMs, isTransient, sleep } from './api.js';
 import { CliError, EXIT } from './errors.js';
+import { streamRunEvents } from './run-stream.js';
 
 /** One event of a run as `GET /processes/{id}/events` lists it. */
 export interface RunEvent {
@@ -23,6 +24,16 @@ export const finalStatusOf = (event: RunEvent): string => statusOfFinal[event.ty
  */
 export async function* runEvents(api: ApiClient, processId: string, options: { fromRevision?: number; follow?: boolean; pollMs?: number; signal?: AbortSignal } = {}): AsyncGenerator<RunEvent> {
   let next = options.fromRevision ?? 0;
+  // Following: the live stream (SSE) when the service has it, polling the events otherwise.
+  if (options.follow !== false) {
+    for await (const event of streamRunEvents(api, processId, { fromRevision: next, signal: options.signal, isFinal: (e) => FINAL_EVENTS.has(e.type) })) {
+      if (event === 'unsupported') break;
+      next = event.revision + 1;
+      yield event;
+      if (FINAL_EVENTS.has(event.type)) return;
+    }
+    if (options.signal?.aborted) return;
+  }
   let idle = 0;
   let failures = 0;
   for (;;) {
