@@ -31,6 +31,7 @@ import { benchDurability } from './durability.js';
 import { benchFootprint } from './footprint.js';
 import { benchRetention } from './retention.js';
 import { benchSnapshots } from './snapshots.js';
+import { benchLive } from './live.js';
 import { Report, cleanupAllTempDirs, settle } from './support.js';
 
 const benchmarks: Record<string, (report: Report) => Promise<void>> = {
@@ -56,6 +57,7 @@ const benchmarks: Record<string, (report: Report) => Promise<void>> = {
   footprint: benchFootprint,
   retention: benchRetention,
   snapshots: benchSnapshots,
+  live: benchLive,
 };
 
 /** Hard bound on the whole run: whatever hangs, the process ends. */
