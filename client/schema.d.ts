@@ -15566,7 +15566,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_FAILED: bad body, or fromNodeId not in the flow version replayed (names the field) */
+            /** @description VALIDATION_FAILED: bad body, or fromNodeId not in the flow version replayed (names the field); FLOW_HAS_NO_NODES at that version */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15577,6 +15577,15 @@ export interface operations {
             };
             /** @description no or invalid credentials */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description BUDGET_EXCEEDED: the organization has spent its monthly LLM budget and the run would call a paid provider */
+            402: {
                 headers: {
                     [name: string]: unknown;
                 };

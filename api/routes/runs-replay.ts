@@ -47,7 +47,8 @@ export const runReplayRoutes = [
     responses: {
       201: { description: 'the new run: finished (sync, the run as POST /flows/{flowId}/run answers it) or {success, processId, status: queued} (async)', schema: z.looseObject({ success: z.boolean(), processId: z.string(), status: z.string() }) },
       ...readErrors,
-      400: { description: 'VALIDATION_FAILED: bad body, or fromNodeId not in the flow version replayed (names the field)' },
+      400: { description: 'VALIDATION_FAILED: bad body, or fromNodeId not in the flow version replayed (names the field); FLOW_HAS_NO_NODES at that version' },
+      402: { description: 'BUDGET_EXCEEDED: the organization has spent its monthly LLM budget and the run would call a paid provider' },
       404: { description: "PROCESS_NOT_FOUND (unknown or another tenant's run), FLOW_NOT_FOUND (the flow was deleted), VERSION_NOT_FOUND" },
       409: { description: 'RUN_NOT_DONE (the original is still running), RUN_HISTORY_PRUNED (retention removed its outputs), VERSION_DELETED, REPLAY_NO_RECORDING (a node that must answer from the recording has none that fits; details.nodes)' },
     },
