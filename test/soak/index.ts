@@ -220,6 +220,9 @@ async function soakOne(mode: 'embedded' | 'distributed', o: Options): Promise<bo
     checks.push(sampler.growthCheck('after warm-up', 'end', mode));
     const delivered = receiver.accepted().size;
     console.log(`[${label}] receiver: ${receiver.received.length} attempts, ${delivered} deliveries accepted`);
+    // Printed whether or not a check fails: how often the projection runner had to abandon a stalled batch.
+    const stalls = (service.stdout().match(/"msg":"projection failed"[^\n]*stalled|stalled[^\n]*"msg":"projection failed"/g) ?? []).length;
+    console.log(`[${label}] projection batches abandoned as stalled (120 s): ${stalls}`);
     for (const s of sampler.samples) console.log(`[${label}] ${s.label.padEnd(14)} ${String(s.operations).padStart(6)} operations, live heap ${(s.heapUsed / 2 ** 20).toFixed(1)} MiB, rss ${(s.rss / 2 ** 20).toFixed(1)} MiB, active handles ${s.handles}`);
     let ok = true;
     for (const check of checks) {
