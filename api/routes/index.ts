@@ -20,6 +20,7 @@ import { probeRoutes } from './probes.js';
 import { processingRoutes } from './runs.js';
 import { runDiffRoutes } from './runs-diff.js';
 import { runReplayRoutes } from './runs-replay.js';
+import { evalRoutes } from './evals.js';
 import { workflowRoutes } from './workflows.js';
 import { publicTriggerRoutes } from './runs-public-triggers.js';
 import { socialAuthRoutes } from './signins.js';
@@ -72,6 +73,7 @@ export const allRoutes: RouteDef[] = [
   ...processingRoutes,
   ...runDiffRoutes,
   ...runReplayRoutes,
+  ...evalRoutes,
   ...workflowRoutes,
   ...publicTriggerRoutes,
   ...llmRoutes,

@@ -1,0 +1,165 @@
+import { expect } from 'chai';
+import { startFakeOpenAi, type FakeLlmServer } from '../support/fake-llm/index.js';
+import { registerUser, type RegisteredUser } from '../support/identity.js';
+import { availableModes, startTestService, waitUntil, type TestService } from '../support/test-service.js';
+import { expectError, flowClient } from './flows-support.js';
+
+/**
+ * Issue 33 item 4: evaluations. A 20-case dataset (5 cases from recorded runs, one of them edited,
+ * 15 uploaded as JSON Lines) evaluated on two versions of a flow whose llm node runs on the offline
+ * provider, scored by exact, contains, regex, JSON Schema and a judge on a fake OpenAI-compatible
+ * server; per-case results, aggregates and the differences between the versions; progress while
+ * it runs; another tenant's dataset and evaluation are 404.
+ */
+for (const mode of availableModes()) {
+  describe(`evals: datasets and evaluations (${mode})`, function () {
+    this.timeout(180_000);
+    let svc: TestService;
+    let judge: FakeLlmServer;
+    let alice: RegisteredUser;
+    let mallory: RegisteredUser;
+    const client = flowClient(() => svc);
+    const { as } = client;
+
+    before(async () => {
+      judge = await startFakeOpenAi();
+      svc = await startTestService(mode, { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: `${judge.url}/v1`, LLM_MAX_RETRIES: '0' });
+      alice = await registerUser(svc.baseUrl);
+      mallory = await registerUser(svc.baseUrl);
+    });
+    after(async () => {
+      await svc?.stop();
+      await judge?.close();
+    });
+
+    const llmNode = (prompt: string) => ({ type: 'custom', position: { x: 0, y: 0 }, data: { nodeType: 'llm', llm: 'offline', model: 'any', prompt } });
+    const judgeVerdict = '{"score": 0.9, "pass": true, "reason": "answers the question"}';
+    const scorers = [
+      { type: 'exact' },
+      { type: 'contains', name: 'mentions answer', value: 'answer', ignoreCase: true },
+      { type: 'regex', pattern: '^(answer|ANSWER) \\d+$' },
+      { type: 'jsonSchema', schema: { type: 'string', maxLength: 20 } },
+      { type: 'judge', rubric: 'The answer names the number asked about.' },
+    ];
+
+    /** A flow answering "answer <n>" at `old`, "ANSWER <n>" now; five recorded runs of the old version. */
+    async function flowWithTwoVersions() {
+      const flowId = await client.newFlow(alice);
+      const node = await client.addNode(alice, flowId, llmNode('answer {{inputs.n}}'));
+      const runs: string[] = [];
+      let old = -1;
+      for (let n = 0; n < 5; n++) {
+        const run = await as(alice, 'POST', `/flows/${flowId}/run`, { inputs: { n } });
+        expect(run.status, run.text).to.equal(200);
+        expect(run.body.outputs[node.id]).to.equal(`answer ${n}`);
+        runs.push(run.body.processId);
+        old = run.body.flowVersion;
+      }
+      const changed = await as(alice, 'PUT', `/flows/${flowId}/nodes/${node.id}`, { data: { ...node.data, prompt: 'ANSWER {{inputs.n}}' } });
+      expect(changed.status, changed.text).to.equal(200);
+      const current = (await client.getFlow(alice, flowId)).version as number;
+      expect(current).to.be.greaterThan(old);
+      return { flowId, runs, old, current };
+    }
+
+    it('a dataset from recorded runs (expected outputs edited) and JSONL; two versions evaluated side by side: per case, aggregates, differences, progress', async () => {
+      const f = await flowWithTwoVersions();
+      const created = await as(alice, 'POST', '/evals/datasets', { name: 'answers', fromRuns: f.runs });
+      expect(created.status, created.text).to.equal(201);
+      const dataset = created.body.dataset;
+      expect(dataset.caseCount).to.equal(5);
+      expect(dataset.cases[0]).to.deep.include({ input: { n: 0 }, expected: 'answer 0', source: { kind: 'run', processId: f.runs[0], flowId: f.flowId } });
+
+      // The user corrects the expected output of the case recorded from n = 4.
+      const four = dataset.cases.find((c: { input: { n: number } }) => c.input.n === 4);
+      const edited = await as(alice, 'PATCH', `/evals/datasets/${dataset.id}/cases/${four.id}`, { expected: 'ANSWER 4' });
+      expect(edited.status, edited.text).to.equal(200);
+      expect(edited.body.dataset.cases.find((c: { id: string }) => c.id === four.id).expected).to.equal('ANSWER 4');
+
+      const lines = Array.from({ length: 15 }, (_, i) => i + 5).map((n) => JSON.stringify({ input: { n }, expected: n < 10 ? `answer ${n}` : `ANSWER ${n}` }));
+      const uploaded = await as(alice, 'POST', `/evals/datasets/${dataset.id}/cases`, { jsonl: `${lines.join('\n')}\n` });
+      expect(uploaded.status, uploaded.text).to.equal(200);
+      expect(uploaded.body.dataset.caseCount).to.equal(20);
+      expect(uploaded.body.dataset.cases[19]).to.deep.include({ input: { n: 19 }, expected: 'ANSWER 19', source: { kind: 'upload' } });
+
+      // The judge answers slowly enough for the progress to be seen.
+      judge.reset();
+      judge.text = judgeVerdict;
+      judge.delayMs = 100;
+      const started = await as(alice, 'POST', '/evals/evaluations', { datasetId: dataset.id, flowId: f.flowId, against: f.old, scorers, concurrency: 2 });
+      expect(started.status, started.text).to.equal(202);
+      const evaluationId = started.body.evaluation.id;
+      expect(started.body.evaluation).to.deep.include({ status: 'running', versions: [{ variant: 'a', flowVersion: f.current }, { variant: 'b', flowVersion: f.old }] });
+      expect(started.body.evaluation.progress.total).to.equal(40);
+
+      const seen: number[] = [];
+      const done = await waitUntil('the evaluation completes', async () => {
+        const res = await as(alice, 'GET', `/evals/evaluations/${evaluationId}`);
+        expect(res.status, res.text).to.equal(200);
+        if (res.body.evaluation.status === 'running') seen.push(res.body.evaluation.progress.done);
+        return res.body.evaluation.status === 'completed' && res.body.evaluation;
+      }, 120_000, 100);
+      expect(seen.some((n) => n > 0 && n < 40), `progress seen while running: ${seen.join(',')}`).to.equal(true);
+      expect(done.progress).to.deep.equal({ done: 40, total: 40 });
+
+      const [a, b] = done.summaries;
+      expect(a).to.deep.include({ variant: 'a', flowVersion: f.current, cases: 20, passed: 11, failed: 9, errored: 0, passRate: 0.55 });
+      expect(b).to.deep.include({ variant: 'b', flowVersion: f.old, cases: 20, passed: 9, failed: 11, errored: 0, passRate: 0.45 });
+      // Offline runs cost nothing; the judge (gpt-4o on the fake: 1,200 tokens a call) is counted apart.
+      expect(a.tokens).to.be.greaterThan(0);
+      expect(a.cost).to.equal(0);
+      expect(a.judgeTokens).to.equal(20 * 1200);
+      expect(a.judgeCost).to.be.greaterThan(0);
+      expect(a.latencyMs.mean).to.be.a('number');
+      expect(judge.requestsTo('/chat/completions')).to.have.length(40);
+
+      const nOf = (caseId: string) => uploaded.body.dataset.cases.find((c: { id: string }) => c.id === caseId).input.n as number;
+      expect(done.differences.passRate).to.equal(0.1);
+      expect(done.differences.improved.map(nOf).sort((x: number, y: number) => x - y)).to.deep.equal([4, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19]);
+      expect(done.differences.regressed.map(nOf).sort((x: number, y: number) => x - y)).to.deep.equal([0, 1, 2, 3, 5, 6, 7, 8, 9]);
+
+      const row = done.cases.find((c: { caseId: string }) => nOf(c.caseId) === 12);
+      expect(row.change).to.equal('improved');
+      expect(row.a).to.deep.include({ status: 'completed', output: 'ANSWER 12', pass: true, error: null });
+      expect(row.a.scores.map((s: { scorer: string; pass: boolean }) => [s.scorer, s.pass])).to.deep.equal([['exact', true], ['mentions answer', true], ['regex', true], ['jsonSchema', true], ['judge', true]]);
+      expect(row.a.scores[4]).to.deep.include({ score: 0.9, reason: 'answers the question' });
+      expect(row.b).to.deep.include({ output: 'answer 12', pass: false });
+      expect(row.b.scores[0]).to.deep.include({ scorer: 'exact', pass: false, score: 0 });
+      expect(row.scoreDelta).to.equal(0.2);
+      // Each result names the run it came from; the run is an ordinary run of that flow version.
+      const run = await as(alice, 'GET', `/processes/${row.a.processId}`);
+      expect(run.status, run.text).to.equal(200);
+
+      const list = await waitUntil('the list shows the evaluation completed', async () => {
+        const res = await as(alice, 'GET', `/evals/evaluations?datasetId=${dataset.id}`);
+        return res.body.items?.[0]?.status === 'completed' && res.body;
+      });
+      expect(list.items[0]).to.deep.include({ id: evaluationId, progress: { done: 40, total: 40 }, passed: { a: 11, b: 9 } });
+      const datasets = await as(alice, 'GET', '/evals/datasets?limit=5');
+      expect(datasets.body.items.map((d: { id: string }) => d.id)).to.include(dataset.id);
+
+      // Another tenant sees none of it.
+      expectError(await as(mallory, 'GET', `/evals/datasets/${dataset.id}`), 404, 'DATASET_NOT_FOUND');
+      expectError(await as(mallory, 'GET', `/evals/evaluations/${evaluationId}`), 404, 'EVALUATION_NOT_FOUND');
+      expectError(await as(mallory, 'POST', '/evals/evaluations', { datasetId: dataset.id, flowId: f.flowId, scorers }), 404, 'DATASET_NOT_FOUND');
+      expectError(await as(mallory, 'PATCH', `/evals/datasets/${dataset.id}/cases/${four.id}`, { expected: 'x' }), 404, 'DATASET_NOT_FOUND');
+      expect((await as(mallory, 'GET', '/evals/evaluations')).body.items).to.deep.equal([]);
+    });
+
+    it('refuses bad input naming the field, before anything is recorded', async () => {
+      const f = await flowWithTwoVersions();
+      const dataset = (await as(alice, 'POST', '/evals/datasets', { name: 'tiny', cases: [{ input: { n: 1 }, expected: 'answer 1' }] })).body.dataset;
+      const ask = (body: Record<string, unknown>) => () => as(alice, 'POST', '/evals/evaluations', { datasetId: dataset.id, flowId: f.flowId, scorers: [{ type: 'exact' }], ...body });
+      await client.refusedWithoutEvents(ask({ scorers: [{ type: 'regex', pattern: '(a)\\1' }] }), 400, 'VALIDATION_FAILED', 'body.scorers.0.pattern');
+      await client.refusedWithoutEvents(ask({ scorers: [{ type: 'jsonSchema', schema: { type: 'nope' } }] }), 400, 'VALIDATION_FAILED', 'body.scorers.0.schema');
+      await client.refusedWithoutEvents(ask({ scorers: [{ type: 'levenshtein' }] }), 400, 'VALIDATION_FAILED');
+      await client.refusedWithoutEvents(ask({ against: f.current }), 400, 'VALIDATION_FAILED', 'body.against');
+      await client.refusedWithoutEvents(ask({ version: 10_000 }), 404, 'VERSION_NOT_FOUND');
+      await client.refusedWithoutEvents(ask({ concurrency: 99 }), 400, 'VALIDATION_FAILED', 'body.concurrency');
+      await client.refusedWithoutEvents(() => as(alice, 'POST', `/evals/datasets/${dataset.id}/cases`, { jsonl: '{"input": {"n": 1}}\nnot json\n' }), 400, 'VALIDATION_FAILED', 'body.jsonl');
+      await client.refusedWithoutEvents(() => as(alice, 'POST', '/evals/datasets', { name: '' }), 400, 'VALIDATION_FAILED', 'body.name');
+      await client.refusedWithoutEvents(() => as(alice, 'POST', '/evals/datasets', { name: 'x', fromRuns: ['nope'] }), 404, 'PROCESS_NOT_FOUND');
+      expectError(await as(alice, 'GET', '/evals/evaluations/unknown'), 404, 'EVALUATION_NOT_FOUND');
+    });
+  });
+}
