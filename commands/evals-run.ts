@@ -19,7 +19,7 @@ import { DomainError } from '../domain/shared/decider.js';
 import type { LocalWork } from '../ports/local-work.js';
 import type { Logger } from '../ports/logger.js';
 import { scoreCase, type ScoringPorts } from './evals-scoring.js';
-import { finishEvaluation, flowAtVersion, recordCaseResult } from './evals.js';
+import { claimEvaluation, finishEvaluation, flowAtVersion, recordCaseResult } from './evals.js';
 import { loadState, type CommandContext } from './handle.js';
 import { startRun, type RunStartPorts } from './runs.js';
 import { stateAtRevision } from './snapshots.js';
@@ -29,7 +29,9 @@ import { stateAtRevision } from './snapshots.js';
  * synchronous flow run of that flow version (startRun: the budget check, the run's own stream),
  * scored, and recorded as EvaluationCaseScored; at most `concurrency` at a time. What is recorded
  * is never run again, so a runner started again on the same evaluation (after a restart) goes on
- * where the last one stopped.
+ * where the last one stopped. One runner at a time: each claims the evaluation first
+ * (EvaluationRunnerClaimed), and a claim is refused while another runner recorded something within
+ * EVAL_LIMITS.runnerLeaseMs (consumers/evals.ts takes over evaluations whose runner died).
  */
 
 export interface EvalRunPorts extends ScoringPorts, RunStartPorts {
@@ -111,8 +113,15 @@ async function flowsOf(ports: EvalRunPorts, evaluation: EvaluationState): Promis
  * Runs what is left of the evaluation, then records its end. `signal` stops it between cases
  * (the service stopping); what was recorded stays, and a later runner goes on from there.
  */
-export async function runEvaluation(ports: EvalRunPorts, base: CommandContext, evaluationId: string, signal: AbortSignal): Promise<void> {
+export async function runEvaluation(ports: EvalRunPorts, base: CommandContext, evaluationId: string, runner: string, signal: AbortSignal): Promise<void> {
   const context = () => ({ ...base, now: ports.clock.now() });
+  try {
+    await claimEvaluation(ports.eventStore, context(), evaluationId, runner);
+  } catch (err) {
+    // Another live runner holds it, or it ended meanwhile: nothing to do here.
+    if (err instanceof DomainError && ['EVALUATION_CLAIMED', 'EVALUATION_FINISHED', 'EVALUATION_NOT_FOUND'].includes(err.code)) return;
+    throw err;
+  }
   const { state: evaluation } = await loadState(ports.eventStore, evaluationStreamId(evaluationId), evaluationDecider);
   if (!evaluation.exists || evaluation.status !== 'running') return;
   try {
@@ -144,9 +153,9 @@ export async function runEvaluation(ports: EvalRunPorts, base: CommandContext, e
  * Starts the evaluation's runner in this service's background (once per evaluation: a second
  * launch while one runs is a no-op), tracked in `work` so the service's stop aborts it.
  */
-export function launchEvaluation(ports: EvalRunPorts, work: LocalWork<void>, context: CommandContext, evaluationId: string): void {
+export function launchEvaluation(ports: EvalRunPorts, work: LocalWork<void>, context: CommandContext, evaluationId: string, runner: string): void {
   if (work.has(evaluationId)) return;
   const controller = new AbortController();
-  const done = runEvaluation(ports, context, evaluationId, controller.signal).catch((err) => ports.logger.error({ err, evaluationId }, 'evaluation runner stopped'));
+  const done = runEvaluation(ports, context, evaluationId, runner, controller.signal).catch((err) => ports.logger.error({ err, evaluationId }, 'evaluation runner stopped'));
   work.track(evaluationId, { controller, done });
 }

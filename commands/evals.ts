@@ -116,6 +116,11 @@ export function requestEvaluation(store: EventStore, context: CommandContext, sc
   });
 }
 
+/** Takes the evaluation on for `runner`; 409 EVALUATION_CLAIMED while another runner holds it, EVALUATION_FINISHED once it ended. */
+export function claimEvaluation(store: EventStore, context: CommandContext, evaluationId: string, runner: string) {
+  return handleAtContextTime(store, context, evaluationStreamId(evaluationId), evaluationDecider, { type: 'ClaimEvaluation', runner });
+}
+
 /** Results are facts: recorded in any order by concurrent workers, serialized per stream by the handler. */
 export function recordCaseResult(store: EventStore, context: CommandContext, evaluationId: string, result: CaseResult) {
   return handleAtContextTime(store, context, evaluationStreamId(evaluationId), evaluationDecider, { type: 'RecordCaseResult', result });

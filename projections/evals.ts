@@ -92,7 +92,9 @@ async function projectEvaluation(recorded: RecordedEvent, store: ReadStore) {
   }
   if (!doc || doc.version >= recorded.revision) return;
   const next: EvaluationDoc = { ...doc, version: recorded.revision };
-  if (event.type === 'EvaluationCaseScored') {
+  if (event.type === 'EvaluationRunnerClaimed') {
+    // Nothing a row shows.
+  } else if (event.type === 'EvaluationCaseScored') {
     next.done += 1;
     if (event.data.pass) next.passed = { ...doc.passed, [event.data.variant]: (doc.passed[event.data.variant] ?? 0) + 1 };
   } else Object.assign(next, { status: event.type === 'EvaluationCompleted' ? 'completed' : 'failed', finishedAt: event.data.at });

@@ -126,7 +126,7 @@ export const evalRoutes = [
         dataset: { datasetId: body.datasetId, revision: dataset.revision, caseIds: dataset.state.cases.map((c) => c.caseId) },
         variants: [{ variant: 'a', flowVersion: version }, ...(body.against !== undefined ? [{ variant: 'b' as const, flowVersion: body.against }] : [])],
       });
-      launchEvaluation(evalRunPorts(services), services.evaluations, input.command, evaluationId);
+      launchEvaluation(evalRunPorts(services), services.evaluations, input.command, evaluationId, services.runs.localWorkerId);
       await input.settle(written.position, evaluationStreamId(evaluationId));
       return { status: 202, body: { success: true, evaluation: evaluationView(written.state) } };
     },

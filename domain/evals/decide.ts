@@ -15,6 +15,7 @@ export type EvaluationCommand =
       variants: Array<{ variant: Variant; flowVersion: number }>; scorers: Scorer[]; concurrency: number; requestedBy: string;
       ownerId: string; orgId: string | null; workspaceId: string | null; at: string;
     }
+  | { type: 'ClaimEvaluation'; runner: string; at: string }
   | { type: 'RecordCaseResult'; result: CaseResult; at: string }
   | { type: 'CompleteEvaluation'; at: string }
   | { type: 'FailEvaluation'; code: string; message: string; at: string };
@@ -91,6 +92,13 @@ export function decideEvaluation(command: EvaluationCommand, state: EvaluationSt
     return [{ type: 'EvaluationRequested', data }];
   }
   if (!state.exists) throw evaluationNotFound();
+  if (command.type === 'ClaimEvaluation') {
+    if (state.status !== 'running') throw new DomainError('EVALUATION_FINISHED', `the evaluation is ${state.status}`, 'conflict');
+    if (state.runner === command.runner) return [];
+    const idle = Date.parse(at) - Date.parse(state.heartbeatAt);
+    if (state.runner !== null && idle < EVAL_LIMITS.runnerLeaseMs) throw new DomainError('EVALUATION_CLAIMED', `runner ${state.runner} holds the evaluation`, 'conflict');
+    return [{ type: 'EvaluationRunnerClaimed', data: { runner: command.runner, at } }];
+  }
   // Recording after the end, or twice, changes nothing: a resumed runner may repeat its last case.
   if (state.status !== 'running') return [];
   switch (command.type) {

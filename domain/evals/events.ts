@@ -18,6 +18,12 @@ export const EVAL_LIMITS = {
   outputPreviewBytes: 8 * 1024,
   maxConcurrency: 16,
   defaultConcurrency: 4,
+  /**
+   * A runner holds an evaluation while it records results at least this often; after that another
+   * may take it over (the holder died with its process). Longer than a run may last (RUN_TIMEOUT_MS
+   * default 10 min), so a live runner on one slow case is not taken over.
+   */
+  runnerLeaseMs: 15 * 60_000,
 } as const;
 
 export const DATASET_CATEGORY = 'evaldataset';
@@ -124,6 +130,8 @@ export const evaluationEventSchemas = {
     ...owner,
     at: z.string(),
   }),
+  /** A runner (a service's worker id) took the evaluation on: at the start, or to go on after its holder died. */
+  EvaluationRunnerClaimed: z.object({ runner: z.string(), at: z.string() }),
   EvaluationCaseScored: caseResultSchema.extend({ at: z.string() }),
   EvaluationCompleted: z.object({ at: z.string() }),
   EvaluationFailed: z.object({ code: z.string(), message: z.string(), at: z.string() }),

@@ -58,6 +58,9 @@ export interface EvaluationState {
   /** Keyed `<variant>:<caseId>`: a result recorded twice (a resumed runner) counts once. */
   results: Record<string, CaseResult>;
   failure: { code: string; message: string } | null;
+  /** The runner holding it, and when it last showed life (its claim, its last result). */
+  runner: string | null;
+  heartbeatAt: string;
   requestedAt: string;
   finishedAt: string | null;
   updatedAt: string;
@@ -65,7 +68,7 @@ export interface EvaluationState {
 
 export const initialEvaluationState: EvaluationState = {
   exists: false, evaluationId: '', status: 'running', datasetId: '', datasetRevision: -1, caseIds: [], flowId: '', variants: [], scorers: [], concurrency: 1, requestedBy: '',
-  ownerId: '', orgId: null, workspaceId: null, results: {}, failure: null, requestedAt: '', finishedAt: null, updatedAt: '',
+  ownerId: '', orgId: null, workspaceId: null, results: {}, failure: null, runner: null, heartbeatAt: '', requestedAt: '', finishedAt: null, updatedAt: '',
 };
 
 export const resultKey = (variant: Variant, caseId: string) => `${variant}:${caseId}`;
@@ -74,11 +77,13 @@ export function evolveEvaluation(state: EvaluationState, event: EvaluationEvent)
   switch (event.type) {
     case 'EvaluationRequested': {
       const { at, ...d } = event.data;
-      return { ...state, ...d, exists: true, status: 'running', requestedAt: at, updatedAt: at };
+      return { ...state, ...d, exists: true, status: 'running', requestedAt: at, heartbeatAt: at, updatedAt: at };
     }
+    case 'EvaluationRunnerClaimed':
+      return { ...state, runner: event.data.runner, heartbeatAt: event.data.at, updatedAt: event.data.at };
     case 'EvaluationCaseScored': {
       const { at, ...result } = event.data;
-      return { ...state, results: { ...state.results, [resultKey(result.variant, result.caseId)]: result }, updatedAt: at };
+      return { ...state, results: { ...state.results, [resultKey(result.variant, result.caseId)]: result }, heartbeatAt: at, updatedAt: at };
     }
     case 'EvaluationCompleted':
       return { ...state, status: 'completed', finishedAt: event.data.at, updatedAt: event.data.at };

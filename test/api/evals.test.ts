@@ -1,4 +1,9 @@
 import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { evalRunPorts } from '../../api/routes/evals.js';
+import { claimEvaluation, recordCaseResult, requestEvaluation, visibleDataset, visibleEvaluation } from '../../commands/evals.js';
+import { resumeEvaluations } from '../../consumers/evals.js';
+import { localWork } from '../../ports/local-work.js';
 import { startFakeOpenAi, type FakeLlmServer } from '../support/fake-llm/index.js';
 import { registerUser, type RegisteredUser } from '../support/identity.js';
 import { availableModes, startTestService, waitUntil, type TestService } from '../support/test-service.js';
@@ -144,6 +149,45 @@ for (const mode of availableModes()) {
       expectError(await as(mallory, 'POST', '/evals/evaluations', { datasetId: dataset.id, flowId: f.flowId, scorers }), 404, 'DATASET_NOT_FOUND');
       expectError(await as(mallory, 'PATCH', `/evals/datasets/${dataset.id}/cases/${four.id}`, { expected: 'x' }), 404, 'DATASET_NOT_FOUND');
       expect((await as(mallory, 'GET', '/evals/evaluations')).body.items).to.deep.equal([]);
+    });
+
+    it('an evaluation whose runner died goes on from where it stopped once the lease ran out; a live runner is left alone', async () => {
+      const f = await flowWithTwoVersions();
+      const cases = [1, 2, 3].map((n) => ({ input: { n }, expected: `ANSWER ${n}` }));
+      const datasetId = (await as(alice, 'POST', '/evals/datasets', { name: 'resume', cases })).body.dataset.id as string;
+      const { services } = svc;
+      const scope = { userId: alice.user.id, orgId: null, workspaceId: null };
+      const dataset = await visibleDataset(services.eventStore, scope, datasetId);
+      const [c1] = dataset.state.cases.map((c) => c.caseId);
+      const context = (minutesAgo: number) => ({ actorId: alice.user.id, orgId: null, workspaceId: null, correlationId: randomUUID(), causationId: null, requestId: null, now: new Date(Date.now() - minutesAgo * 60_000) });
+      const ask = async (runner: string, minutesAgo: number) => {
+        const evaluationId = services.newId();
+        await requestEvaluation(services.eventStore, context(minutesAgo), scope, {
+          evaluationId, flowId: f.flowId, scorers: [{ type: 'exact', ignoreCase: false }], concurrency: 2,
+          dataset: { datasetId, revision: dataset.revision, caseIds: dataset.state.cases.map((c) => c.caseId) }, variants: [{ variant: 'a', flowVersion: f.current }],
+        });
+        await claimEvaluation(services.eventStore, context(minutesAgo), evaluationId, runner);
+        return evaluationId;
+      };
+      // A runner that died 20 minutes ago after recording one case (its output made up: it must be kept, not run again).
+      const dead = await ask('dead-runner', 20);
+      await recordCaseResult(services.eventStore, context(20), dead, {
+        caseId: c1, variant: 'a', processId: 'from-the-dead-runner', status: 'completed', output: 'ANSWER 1', outputTruncated: false, error: null,
+        scores: [{ scorer: 'exact', score: 1, pass: true, reason: null }], pass: true, score: 1, latencyMs: 5, tokens: 2, cost: 0, judgeTokens: 0, judgeCost: 0,
+      });
+      // One whose runner claimed it a moment ago: alive.
+      const alive = await ask('live-runner', 0);
+
+      const work = localWork<void>();
+      const running = async () => [dead, alive].map((id) => ({ _id: id, ownerId: alice.user.id, orgId: null, workspaceId: null }));
+      expect(await resumeEvaluations({ ...evalRunPorts(services), work, running }, 'new-runner')).to.equal(2);
+      await Promise.all([dead, alive].map((id) => work.get(id)?.done));
+
+      const resumed = (await visibleEvaluation(services.eventStore, scope, dead)).state;
+      expect(resumed).to.deep.include({ status: 'completed', runner: 'new-runner' });
+      expect(Object.values(resumed.results).map((r) => [r.caseId === c1, r.processId === 'from-the-dead-runner', r.pass])).to.have.deep.members([[true, true, true], [false, false, true], [false, false, true]]);
+      const untouched = (await visibleEvaluation(services.eventStore, scope, alive)).state;
+      expect(untouched).to.deep.include({ status: 'running', runner: 'live-runner', results: {} });
     });
 
     it('refuses bad input naming the field, before anything is recorded', async () => {

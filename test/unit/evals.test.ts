@@ -117,6 +117,16 @@ describe('evals: the evaluation decider and its report', () => {
     spec.given([requested]).when({ type: 'RecordCaseResult', result: result('c9', 'a', true), at }).thenThrows('CASE_NOT_IN_EVALUATION');
   });
 
+  it('one runner at a time: a claim is refused while the holder showed life within the lease, taken after it', () => {
+    const claimed: EvaluationEvent = { type: 'EvaluationRunnerClaimed', data: { runner: 'r1', at } };
+    const later = (minutes: number) => new Date(Date.parse(at) + minutes * 60_000).toISOString();
+    spec.given([requested]).when({ type: 'ClaimEvaluation', runner: 'r1', at }).then([claimed]);
+    spec.given([requested, claimed]).when({ type: 'ClaimEvaluation', runner: 'r1', at }).then([]);
+    spec.given([requested, claimed]).when({ type: 'ClaimEvaluation', runner: 'r2', at: later(14) }).thenThrows('EVALUATION_CLAIMED');
+    spec.given([requested, claimed]).when({ type: 'ClaimEvaluation', runner: 'r2', at: later(16) }).then([{ type: 'EvaluationRunnerClaimed', data: { runner: 'r2', at: later(16) } }]);
+    spec.given([requested, { type: 'EvaluationCompleted', data: { at } }]).when({ type: 'ClaimEvaluation', runner: 'r2', at }).thenThrows('EVALUATION_FINISHED');
+  });
+
   it('an empty dataset is refused', () => {
     spec.given([]).when({ ...requested.data, type: 'RequestEvaluation', caseIds: [] } as never).thenThrows('DATASET_EMPTY');
   });
