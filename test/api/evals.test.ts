@@ -190,6 +190,31 @@ for (const mode of availableModes()) {
       expect(untouched).to.deep.include({ status: 'running', runner: 'live-runner', results: {} });
     });
 
+    it("within the organization's budget: a spent budget is each case's error (BUDGET_EXCEEDED), not a crash, and no judge is called", async () => {
+      const org = await as(alice, 'POST', '/orgs', { name: `Evals ${mode}` });
+      expect(org.status, org.text).to.equal(201);
+      const orgId = org.body.organization.id;
+      const switched = await as(alice, 'POST', '/orgs/switch', { orgId });
+      const inOrg = { auth: { Authorization: `Bearer ${switched.body.token}` } };
+      expect((await as(inOrg, 'PUT', `/orgs/${orgId}`, { budgetLimitUsd: 0 })).status).to.equal(200);
+      const flowId = await client.newFlow(inOrg);
+      await client.addNode(inOrg, flowId, { type: 'custom', position: { x: 0, y: 0 }, data: { nodeType: 'llm', llm: 'openai', model: 'gpt-4o', prompt: 'hi {{inputs.n}}' } });
+      const dataset = (await as(inOrg, 'POST', '/evals/datasets', { name: 'paid', cases: [{ input: { n: 1 }, expected: 'x' }, { input: { n: 2 }, expected: 'y' }] })).body.dataset;
+      judge.reset();
+      const started = await as(inOrg, 'POST', '/evals/evaluations', { datasetId: dataset.id, flowId, scorers: [{ type: 'exact' }, { type: 'judge', rubric: 'r' }] });
+      expect(started.status, started.text).to.equal(202);
+      const done = await waitUntil('the evaluation ends', async () => {
+        const res = await as(inOrg, 'GET', `/evals/evaluations/${started.body.evaluation.id}`);
+        return res.body.evaluation.status !== 'running' && res.body.evaluation;
+      }, 60_000, 100);
+      expect(done.status).to.equal('completed');
+      expect(done.summaries[0]).to.deep.include({ cases: 2, passed: 0, errored: 2, passRate: 0 });
+      expect(done.cases.map((c: any) => [c.a.status, c.a.error.code, c.a.processId])).to.deep.equal([['error', 'BUDGET_EXCEEDED', null], ['error', 'BUDGET_EXCEEDED', null]]);
+      expect(judge.requests).to.have.length(0);
+      // The personal workspace's evaluations are not the organization's.
+      expectError(await as(alice, 'GET', `/evals/evaluations/${started.body.evaluation.id}`), 404, 'EVALUATION_NOT_FOUND');
+    });
+
     it('refuses bad input naming the field, before anything is recorded', async () => {
       const f = await flowWithTwoVersions();
       const dataset = (await as(alice, 'POST', '/evals/datasets', { name: 'tiny', cases: [{ input: { n: 1 }, expected: 'answer 1' }] })).body.dataset;
