@@ -1404,6 +1404,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/evals/evaluations/{evaluationId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** stop a running evaluation: the results recorded stay in its report; no further case starts (one already running finishes and is not recorded) */
+        post: operations["cancelEvaluation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/evals/evaluations/{evaluationId}": {
         parameters: {
             query?: never;
@@ -16571,7 +16588,7 @@ export interface operations {
                         items: {
                             id: string;
                             /** @enum {string} */
-                            status: "running" | "completed" | "failed";
+                            status: "running" | "completed" | "failed" | "cancelled";
                             datasetId: string;
                             flowId: string;
                             versions: {
@@ -16746,7 +16763,7 @@ export interface operations {
                         evaluation: {
                             id: string;
                             /** @enum {string} */
-                            status: "running" | "completed" | "failed";
+                            status: "running" | "completed" | "failed" | "cancelled";
                             datasetId: string;
                             flowId: string;
                             versions: {
@@ -16941,6 +16958,206 @@ export interface operations {
             };
         };
     };
+    cancelEvaluation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                evaluationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the evaluation, cancelled */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        evaluation: {
+                            id: string;
+                            /** @enum {string} */
+                            status: "running" | "completed" | "failed" | "cancelled";
+                            datasetId: string;
+                            flowId: string;
+                            versions: {
+                                /** @enum {string} */
+                                variant: "a" | "b";
+                                flowVersion: number;
+                            }[];
+                            progress: {
+                                done: number;
+                                total: number;
+                            };
+                            requestedAt: string;
+                            finishedAt: string | null;
+                            datasetRevision: number;
+                            scorers: ({
+                                type: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            concurrency: number;
+                            failure: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            /** @description per version: pass rate, mean score, latency, tokens and cost of the runs, and what the judge used */
+                            summaries: {
+                                /** @enum {string} */
+                                variant: "a" | "b";
+                                flowVersion: number;
+                                cases: number;
+                                passed: number;
+                                failed: number;
+                                errored: number;
+                                passRate: number;
+                                meanScore: number;
+                                latencyMs: {
+                                    mean: number | null;
+                                    p50: number | null;
+                                    p95: number | null;
+                                };
+                                tokens: number;
+                                cost: number;
+                                judgeTokens: number;
+                                judgeCost: number;
+                            }[];
+                            /** @description with two versions: the evaluated one (a) minus the baseline (b); improved/regressed name cases */
+                            differences: {
+                                passRate: number;
+                                meanScore: number;
+                                latencyMeanMs: number | null;
+                                tokens: number;
+                                cost: number;
+                                improved: string[];
+                                regressed: string[];
+                                scoreChanged: string[];
+                            } | null;
+                            cases: {
+                                caseId: string;
+                                a: {
+                                    processId: string | null;
+                                    status: string;
+                                    output: unknown;
+                                    outputTruncated: boolean;
+                                    error: {
+                                        code: string;
+                                        message: string;
+                                    } | null;
+                                    scores: {
+                                        scorer: string;
+                                        score: number;
+                                        pass: boolean;
+                                        reason: string | null;
+                                    }[];
+                                    pass: boolean;
+                                    score: number;
+                                    latencyMs: number | null;
+                                    tokens: number;
+                                    cost: number;
+                                    judgeTokens: number;
+                                    judgeCost: number;
+                                } | null;
+                                b: {
+                                    processId: string | null;
+                                    status: string;
+                                    output: unknown;
+                                    outputTruncated: boolean;
+                                    error: {
+                                        code: string;
+                                        message: string;
+                                    } | null;
+                                    scores: {
+                                        scorer: string;
+                                        score: number;
+                                        pass: boolean;
+                                        reason: string | null;
+                                    }[];
+                                    pass: boolean;
+                                    score: number;
+                                    latencyMs: number | null;
+                                    tokens: number;
+                                    cost: number;
+                                    judgeTokens: number;
+                                    judgeCost: number;
+                                } | null;
+                                change: ("improved" | "regressed" | "same" | "score_changed") | null;
+                                scoreDelta: number | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description EVALUATION_NOT_FOUND (missing or another tenant's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description EVALUATION_FINISHED: it already ended */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getEvaluation: {
         parameters: {
             query?: never;
@@ -16964,7 +17181,7 @@ export interface operations {
                         evaluation: {
                             id: string;
                             /** @enum {string} */
-                            status: "running" | "completed" | "failed";
+                            status: "running" | "completed" | "failed" | "cancelled";
                             datasetId: string;
                             flowId: string;
                             versions: {

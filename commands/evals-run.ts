@@ -133,7 +133,9 @@ export async function runEvaluation(ports: EvalRunPorts, base: CommandContext, e
         const result = item
           ? await runCase(ports, context, evaluation, flows.get(next.variant)!, item, next.variant)
           : unscored(next.caseId, next.variant, null, 'error', 'CASE_NOT_FOUND', 'the case is not in the dataset revision evaluated', null);
-        await recordCaseResult(ports.eventStore, context(), evaluationId, result);
+        const recorded = await recordCaseResult(ports.eventStore, context(), evaluationId, result);
+        // Cancelled (or ended by another runner): the queue is dropped for every worker of this runner.
+        if (recorded.state.status !== 'running') queue.length = 0;
       }
     };
     await Promise.all(Array.from({ length: Math.min(evaluation.concurrency, Math.max(1, queue.length)) }, worker));

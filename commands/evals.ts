@@ -116,6 +116,11 @@ export function requestEvaluation(store: EventStore, context: CommandContext, sc
   });
 }
 
+/** Stops an evaluation (409 EVALUATION_FINISHED once it ended); runners see it at their next result. */
+export function cancelEvaluation(store: EventStore, context: CommandContext, scope: EvalScope, evaluationId: string) {
+  return handleAtContextTime(store, context, evaluationStreamId(evaluationId), evaluationDecider, { type: 'CancelEvaluation', scope });
+}
+
 /** Takes the evaluation on for `runner`; 409 EVALUATION_CLAIMED while another runner holds it, EVALUATION_FINISHED once it ended. */
 export function claimEvaluation(store: EventStore, context: CommandContext, evaluationId: string, runner: string) {
   return handleAtContextTime(store, context, evaluationStreamId(evaluationId), evaluationDecider, { type: 'ClaimEvaluation', runner });

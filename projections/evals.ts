@@ -97,7 +97,10 @@ async function projectEvaluation(recorded: RecordedEvent, store: ReadStore) {
   } else if (event.type === 'EvaluationCaseScored') {
     next.done += 1;
     if (event.data.pass) next.passed = { ...doc.passed, [event.data.variant]: (doc.passed[event.data.variant] ?? 0) + 1 };
-  } else Object.assign(next, { status: event.type === 'EvaluationCompleted' ? 'completed' : 'failed', finishedAt: event.data.at });
+  } else {
+    const status = { EvaluationCompleted: 'completed', EvaluationFailed: 'failed', EvaluationCancelled: 'cancelled' }[event.type];
+    Object.assign(next, { status, finishedAt: event.data.at });
+  }
   await docs.replaceOne({ _id: id, version: doc.version }, next);
 }
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { flowAtVersion, requestEvaluation, visibleDataset, visibleEvaluation } from '../../commands/evals.js';
+import { cancelEvaluation, flowAtVersion, requestEvaluation, visibleDataset, visibleEvaluation } from '../../commands/evals.js';
 import { launchEvaluation } from '../../commands/evals-run.js';
 import { isProviderId, jsonSchemaProblem } from '../../commands/evals-scoring.js';
 import { EVAL_LIMITS, evalIdSchema, evaluationReport, evaluationStreamId, progressOf, regexProblem, scorerSchema, type EvaluationState, type Scorer } from '../../domain/evals/index.js';
@@ -43,7 +43,7 @@ const summaryOut = z.object({
 const versionsOut = z.array(z.object({ variant: z.enum(['a', 'b']), flowVersion: z.number().int() }));
 const progressOut = z.object({ done: z.number().int(), total: z.number().int() });
 const evaluationSummary = z.object({
-  id: z.string(), status: z.enum(['running', 'completed', 'failed']), datasetId: z.string(), flowId: z.string(), versions: versionsOut, progress: progressOut,
+  id: z.string(), status: z.enum(['running', 'completed', 'failed', 'cancelled']), datasetId: z.string(), flowId: z.string(), versions: versionsOut, progress: progressOut,
   passed: z.record(z.string(), z.number().int()).describe('passed cases per variant so far'), requestedAt: z.string(), finishedAt: z.string().nullable(),
 });
 const evaluationReply = z.object({
@@ -140,6 +140,20 @@ export const evalRoutes = [
       const { query } = input;
       const page = await listEvaluations(input.services.readStore, evalScopeOf(input), { limit: query.limit, cursor: query.cursor ?? null, datasetId: query.datasetId });
       return pageReply(page, summaryOf);
+    },
+  }),
+  defineRoute({
+    method: 'POST', path: '/evals/evaluations/{evaluationId}/cancel', operationId: 'cancelEvaluation', tag: evalsTag, auth, permission: 'edit_resources',
+    summary: 'stop a running evaluation: the results recorded stay in its report; no further case starts (one already running finishes and is not recorded)',
+    params: z.strictObject({ evaluationId: evalIdSchema }),
+    responses: { 200: { description: 'the evaluation, cancelled', schema: evaluationReply }, ...errors, 409: { description: 'EVALUATION_FINISHED: it already ended' } },
+    async handler(input) {
+      const { services, params } = input;
+      const written = await cancelEvaluation(services.eventStore, input.command, evalScopeOf(input), params.evaluationId);
+      // The runner here stops at once; one in another process stops at its next result.
+      services.evaluations.get(params.evaluationId)?.controller.abort();
+      await input.settle(written.position, evaluationStreamId(params.evaluationId));
+      return { status: 200, body: { success: true, evaluation: evaluationView(written.state) } };
     },
   }),
   defineRoute({

@@ -82,9 +82,9 @@ async function follow(api: ApiClient, evaluationId: string, note: (text: string)
   }
 }
 
-/** Exit 1 when the evaluated version (a) passes fewer than `min` of the cases, or the evaluation failed. */
+/** Exit 1 when the evaluated version (a) passes fewer than `min` of the cases, or the evaluation failed or was cancelled. */
 function gate(e: Evaluation, min: number | undefined): void {
-  if (e.status === 'failed') process.exitCode = EXIT.ERROR;
+  if (e.status === 'failed' || e.status === 'cancelled') process.exitCode = EXIT.ERROR;
   else if (min !== undefined && (e.summaries[0]?.passRate ?? 0) < min) {
     process.stderr.write(`flowctl: pass rate ${pct(e.summaries[0]?.passRate ?? 0)} is below --min ${pct(min)}\n`);
     process.exitCode = EXIT.ERROR;

@@ -18,6 +18,7 @@ export type EvaluationCommand =
   | { type: 'ClaimEvaluation'; runner: string; at: string }
   | { type: 'RecordCaseResult'; result: CaseResult; at: string }
   | { type: 'CompleteEvaluation'; at: string }
+  | { type: 'CancelEvaluation'; scope: EvalScope; at: string }
   | { type: 'FailEvaluation'; code: string; message: string; at: string };
 
 export const datasetNotFound = () => new DomainError('DATASET_NOT_FOUND', 'dataset not found', 'not_found');
@@ -92,6 +93,11 @@ export function decideEvaluation(command: EvaluationCommand, state: EvaluationSt
     return [{ type: 'EvaluationRequested', data }];
   }
   if (!state.exists) throw evaluationNotFound();
+  if (command.type === 'CancelEvaluation') {
+    if (!evalVisibleTo(state, command.scope)) throw evaluationNotFound();
+    if (state.status !== 'running') throw new DomainError('EVALUATION_FINISHED', `the evaluation is ${state.status}`, 'conflict');
+    return [{ type: 'EvaluationCancelled', data: { by: command.scope.userId, at } }];
+  }
   if (command.type === 'ClaimEvaluation') {
     if (state.status !== 'running') throw new DomainError('EVALUATION_FINISHED', `the evaluation is ${state.status}`, 'conflict');
     if (state.runner === command.runner) return [];

@@ -134,6 +134,8 @@ export const evaluationEventSchemas = {
   EvaluationRunnerClaimed: z.object({ runner: z.string(), at: z.string() }),
   EvaluationCaseScored: caseResultSchema.extend({ at: z.string() }),
   EvaluationCompleted: z.object({ at: z.string() }),
+  /** Stopped by a user: the results recorded stay; runners stop at their next case. */
+  EvaluationCancelled: z.object({ by: z.string(), at: z.string() }),
   EvaluationFailed: z.object({ code: z.string(), message: z.string(), at: z.string() }),
 };
 export type EvaluationEvent = EventsOf<typeof evaluationEventSchemas>;

@@ -38,7 +38,7 @@ export function evolveDataset(state: DatasetState, event: DatasetEvent): Dataset
   }
 }
 
-export type EvaluationStatus = 'running' | 'completed' | 'failed';
+export type EvaluationStatus = 'running' | 'completed' | 'failed' | 'cancelled';
 
 export interface EvaluationState {
   exists: boolean;
@@ -87,6 +87,8 @@ export function evolveEvaluation(state: EvaluationState, event: EvaluationEvent)
     }
     case 'EvaluationCompleted':
       return { ...state, status: 'completed', finishedAt: event.data.at, updatedAt: event.data.at };
+    case 'EvaluationCancelled':
+      return { ...state, status: 'cancelled', finishedAt: event.data.at, updatedAt: event.data.at };
     case 'EvaluationFailed':
       return { ...state, status: 'failed', failure: { code: event.data.code, message: event.data.message }, finishedAt: event.data.at, updatedAt: event.data.at };
   }

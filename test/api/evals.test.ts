@@ -215,6 +215,30 @@ for (const mode of availableModes()) {
       expectError(await as(alice, 'GET', `/evals/evaluations/${started.body.evaluation.id}`), 404, 'EVALUATION_NOT_FOUND');
     });
 
+    it('cancel: no further case starts, the results recorded stay; cancelling again is 409, another tenant 404', async () => {
+      const f = await flowWithTwoVersions();
+      const cases = Array.from({ length: 6 }, (_, n) => ({ input: { n }, expected: `ANSWER ${n}` }));
+      const dataset = (await as(alice, 'POST', '/evals/datasets', { name: 'to cancel', cases })).body.dataset;
+      judge.reset();
+      judge.text = judgeVerdict;
+      judge.delayMs = 400;
+      const started = await as(alice, 'POST', '/evals/evaluations', { datasetId: dataset.id, flowId: f.flowId, scorers: [{ type: 'judge', rubric: 'r' }], concurrency: 1 });
+      const id = started.body.evaluation.id as string;
+      await waitUntil('one case scored', async () => (await as(alice, 'GET', `/evals/evaluations/${id}`)).body.evaluation.progress.done >= 1, 30_000, 50);
+      expectError(await as(mallory, 'POST', `/evals/evaluations/${id}/cancel`), 404, 'EVALUATION_NOT_FOUND');
+      const cancelled = await as(alice, 'POST', `/evals/evaluations/${id}/cancel`);
+      expect(cancelled.status, cancelled.text).to.equal(200);
+      expect(cancelled.body.evaluation.status).to.equal('cancelled');
+      const doneAtCancel = cancelled.body.evaluation.progress.done as number;
+      await new Promise((r) => setTimeout(r, 1_500));
+      const after = (await as(alice, 'GET', `/evals/evaluations/${id}`)).body.evaluation;
+      expect(after.status).to.equal('cancelled');
+      expect(after.progress.done).to.equal(doneAtCancel);
+      expect(after.progress.done).to.be.lessThan(6);
+      expect(after.summaries[0].cases).to.equal(doneAtCancel);
+      expectError(await as(alice, 'POST', `/evals/evaluations/${id}/cancel`), 409, 'EVALUATION_FINISHED');
+    });
+
     it('refuses bad input naming the field, before anything is recorded', async () => {
       const f = await flowWithTwoVersions();
       const dataset = (await as(alice, 'POST', '/evals/datasets', { name: 'tiny', cases: [{ input: { n: 1 }, expected: 'answer 1' }] })).body.dataset;

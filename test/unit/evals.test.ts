@@ -127,6 +127,13 @@ describe('evals: the evaluation decider and its report', () => {
     spec.given([requested, { type: 'EvaluationCompleted', data: { at } }]).when({ type: 'ClaimEvaluation', runner: 'r2', at }).thenThrows('EVALUATION_FINISHED');
   });
 
+  it("cancel: the owner's scope only, while running", () => {
+    spec.given([requested]).when({ type: 'CancelEvaluation', scope: other, at }).thenThrows('EVALUATION_NOT_FOUND');
+    spec.given([requested]).when({ type: 'CancelEvaluation', scope: me, at }).then([{ type: 'EvaluationCancelled', data: { by: 'u1', at } }]);
+    spec.given([requested, { type: 'EvaluationCancelled', data: { by: 'u1', at } }]).when({ type: 'CancelEvaluation', scope: me, at }).thenThrows('EVALUATION_FINISHED');
+    spec.given([requested, { type: 'EvaluationCancelled', data: { by: 'u1', at } }]).when({ type: 'RecordCaseResult', result: result('c1', 'a', true), at }).then([]);
+  });
+
   it('an empty dataset is refused', () => {
     spec.given([]).when({ ...requested.data, type: 'RequestEvaluation', caseIds: [] } as never).thenThrows('DATASET_EMPTY');
   });
