@@ -67,7 +67,7 @@ async function main() {
     );
     // Evaluations whose runner died with its process go on here once its lease ran out (consumers/evals.ts).
     evaluationResume = startEvaluationResume(
-      { ...evalRunPorts(services), work: services.evaluations, running: () => runningEvaluations(services.readStore) },
+      { ...evalRunPorts(services), work: services.evaluations, running: () => runningEvaluations(services.readStore), heartbeatMs: config.WORKER_HEARTBEAT_MS },
       services.runs.localWorkerId,
       60_000,
     );

@@ -113,10 +113,10 @@ async function flowsOf(ports: EvalRunPorts, evaluation: EvaluationState): Promis
  * Runs what is left of the evaluation, then records its end. `signal` stops it between cases
  * (the service stopping); what was recorded stays, and a later runner goes on from there.
  */
-export async function runEvaluation(ports: EvalRunPorts, base: CommandContext, evaluationId: string, runner: string, signal: AbortSignal): Promise<void> {
+export async function runEvaluation(ports: EvalRunPorts, base: CommandContext, evaluationId: string, runner: string, signal: AbortSignal, holderDead = false): Promise<void> {
   const context = () => ({ ...base, now: ports.clock.now() });
   try {
-    await claimEvaluation(ports.eventStore, context(), evaluationId, runner);
+    await claimEvaluation(ports.eventStore, context(), evaluationId, runner, holderDead);
   } catch (err) {
     // Another live runner holds it, or it ended meanwhile: nothing to do here.
     if (err instanceof DomainError && ['EVALUATION_CLAIMED', 'EVALUATION_FINISHED', 'EVALUATION_NOT_FOUND'].includes(err.code)) return;
@@ -155,9 +155,9 @@ export async function runEvaluation(ports: EvalRunPorts, base: CommandContext, e
  * Starts the evaluation's runner in this service's background (once per evaluation: a second
  * launch while one runs is a no-op), tracked in `work` so the service's stop aborts it.
  */
-export function launchEvaluation(ports: EvalRunPorts, work: LocalWork<void>, context: CommandContext, evaluationId: string, runner: string): void {
+export function launchEvaluation(ports: EvalRunPorts, work: LocalWork<void>, context: CommandContext, evaluationId: string, runner: string, holderDead = false): void {
   if (work.has(evaluationId)) return;
   const controller = new AbortController();
-  const done = runEvaluation(ports, context, evaluationId, runner, controller.signal).catch((err) => ports.logger.error({ err, evaluationId }, 'evaluation runner stopped'));
+  const done = runEvaluation(ports, context, evaluationId, runner, controller.signal, holderDead).catch((err) => ports.logger.error({ err, evaluationId }, 'evaluation runner stopped'));
   work.track(evaluationId, { controller, done });
 }

@@ -122,8 +122,8 @@ export function cancelEvaluation(store: EventStore, context: CommandContext, sco
 }
 
 /** Takes the evaluation on for `runner`; 409 EVALUATION_CLAIMED while another runner holds it, EVALUATION_FINISHED once it ended. */
-export function claimEvaluation(store: EventStore, context: CommandContext, evaluationId: string, runner: string) {
-  return handleAtContextTime(store, context, evaluationStreamId(evaluationId), evaluationDecider, { type: 'ClaimEvaluation', runner });
+export function claimEvaluation(store: EventStore, context: CommandContext, evaluationId: string, runner: string, holderDead = false) {
+  return handleAtContextTime(store, context, evaluationStreamId(evaluationId), evaluationDecider, { type: 'ClaimEvaluation', runner, holderDead });
 }
 
 /** Results are facts: recorded in any order by concurrent workers, serialized per stream by the handler. */

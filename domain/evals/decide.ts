@@ -15,7 +15,8 @@ export type EvaluationCommand =
       variants: Array<{ variant: Variant; flowVersion: number }>; scorers: Scorer[]; concurrency: number; requestedBy: string;
       ownerId: string; orgId: string | null; workspaceId: string | null; at: string;
     }
-  | { type: 'ClaimEvaluation'; runner: string; at: string }
+  /** `holderDead`: the holder's process is known dead (its worker presence stopped or went silent): no need to wait out the lease. */
+  | { type: 'ClaimEvaluation'; runner: string; holderDead?: boolean; at: string }
   | { type: 'RecordCaseResult'; result: CaseResult; at: string }
   | { type: 'CompleteEvaluation'; at: string }
   | { type: 'CancelEvaluation'; scope: EvalScope; at: string }
@@ -102,7 +103,7 @@ export function decideEvaluation(command: EvaluationCommand, state: EvaluationSt
     if (state.status !== 'running') throw new DomainError('EVALUATION_FINISHED', `the evaluation is ${state.status}`, 'conflict');
     if (state.runner === command.runner) return [];
     const idle = Date.parse(at) - Date.parse(state.heartbeatAt);
-    if (state.runner !== null && idle < EVAL_LIMITS.runnerLeaseMs) throw new DomainError('EVALUATION_CLAIMED', `runner ${state.runner} holds the evaluation`, 'conflict');
+    if (state.runner !== null && !command.holderDead && idle < EVAL_LIMITS.runnerLeaseMs) throw new DomainError('EVALUATION_CLAIMED', `runner ${state.runner} holds the evaluation`, 'conflict');
     return [{ type: 'EvaluationRunnerClaimed', data: { runner: command.runner, at } }];
   }
   // Recording after the end, or twice, changes nothing: a resumed runner may repeat its last case.

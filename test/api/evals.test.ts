@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { evalRunPorts } from '../../api/routes/evals.js';
 import { claimEvaluation, recordCaseResult, requestEvaluation, visibleDataset, visibleEvaluation } from '../../commands/evals.js';
+import { executeWorkerCommand } from '../../commands/workers.js';
 import { resumeEvaluations } from '../../consumers/evals.js';
 import { localWork } from '../../ports/local-work.js';
 import { startFakeOpenAi, type FakeLlmServer } from '../support/fake-llm/index.js';
@@ -151,7 +152,7 @@ for (const mode of availableModes()) {
       expect((await as(mallory, 'GET', '/evals/evaluations')).body.items).to.deep.equal([]);
     });
 
-    it('an evaluation whose runner died goes on from where it stopped once the lease ran out; a live runner is left alone', async () => {
+    it('an evaluation whose runner died goes on from where it stopped (after the lease, or at once when its process is known stopped); a live runner is left alone', async () => {
       const f = await flowWithTwoVersions();
       const cases = [1, 2, 3].map((n) => ({ input: { n }, expected: `ANSWER ${n}` }));
       const datasetId = (await as(alice, 'POST', '/evals/datasets', { name: 'resume', cases })).body.dataset.id as string;
@@ -177,11 +178,18 @@ for (const mode of availableModes()) {
       });
       // One whose runner claimed it a moment ago: alive.
       const alive = await ask('live-runner', 0);
+      // One claimed a moment ago by a process that has since stopped (its worker presence says so): no need to wait out the lease.
+      const stoppedRunner = `stopped-${randomUUID()}`;
+      await executeWorkerCommand(services.eventStore, context(1), stoppedRunner, { type: 'StartWorker', workerId: stoppedRunner, host: 'h', pid: 1, role: 'all', heartbeatMs: 10_000, consumers: [] });
+      const orphan = await ask(stoppedRunner, 0);
+      await executeWorkerCommand(services.eventStore, context(0), stoppedRunner, { type: 'StopWorker' });
 
       const work = localWork<void>();
-      const running = async () => [dead, alive].map((id) => ({ _id: id, ownerId: alice.user.id, orgId: null, workspaceId: null }));
-      expect(await resumeEvaluations({ ...evalRunPorts(services), work, running }, 'new-runner')).to.equal(2);
-      await Promise.all([dead, alive].map((id) => work.get(id)?.done));
+      const ids = [dead, alive, orphan];
+      const running = async () => ids.map((id) => ({ _id: id, ownerId: alice.user.id, orgId: null, workspaceId: null }));
+      expect(await resumeEvaluations({ ...evalRunPorts(services), work, running, heartbeatMs: 10_000 }, 'new-runner')).to.equal(3);
+      await Promise.all(ids.map((id) => work.get(id)?.done));
+      expect((await visibleEvaluation(services.eventStore, scope, orphan)).state).to.deep.include({ status: 'completed', runner: 'new-runner' });
 
       const resumed = (await visibleEvaluation(services.eventStore, scope, dead)).state;
       expect(resumed).to.deep.include({ status: 'completed', runner: 'new-runner' });

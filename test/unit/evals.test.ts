@@ -123,6 +123,7 @@ describe('evals: the evaluation decider and its report', () => {
     spec.given([requested]).when({ type: 'ClaimEvaluation', runner: 'r1', at }).then([claimed]);
     spec.given([requested, claimed]).when({ type: 'ClaimEvaluation', runner: 'r1', at }).then([]);
     spec.given([requested, claimed]).when({ type: 'ClaimEvaluation', runner: 'r2', at: later(14) }).thenThrows('EVALUATION_CLAIMED');
+    spec.given([requested, claimed]).when({ type: 'ClaimEvaluation', runner: 'r2', holderDead: true, at: later(1) }).then([{ type: 'EvaluationRunnerClaimed', data: { runner: 'r2', at: later(1) } }]);
     spec.given([requested, claimed]).when({ type: 'ClaimEvaluation', runner: 'r2', at: later(16) }).then([{ type: 'EvaluationRunnerClaimed', data: { runner: 'r2', at: later(16) } }]);
     spec.given([requested, { type: 'EvaluationCompleted', data: { at } }]).when({ type: 'ClaimEvaluation', runner: 'r2', at }).thenThrows('EVALUATION_FINISHED');
   });
