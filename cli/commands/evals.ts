@@ -95,19 +95,19 @@ export function registerEvalCommands(program: Command) {
   const evals = program.command('eval').description('evaluations of flow versions over datasets of cases');
   evals
     .command('run <datasetId>')
-    .description('evaluate a flow (its current version, or --version) over a dataset, side by side with --against; prints the table; exit 1 under --min')
+    .description('evaluate a flow (its current version, or --flow-version) over a dataset, side by side with --against; prints the table; exit 1 under --min')
     .requiredOption('--flow <flowId>', 'the flow to evaluate')
-    .option('--version <n>', 'the flow version evaluated (default: the current one)', versionOf)
+    .option('--flow-version <n>', 'the flow version evaluated (default: the current one; --version is flowctl\'s own)', versionOf)
     .option('--against <n>', 'a second version run side by side as the baseline', versionOf)
     .option('--scorers <json|file>', 'JSON array of scorers (default [{"type":"exact"}])')
     .option('--min <rate>', 'exit 1 when the pass rate is below this (0.8 or 80%)', rateOf)
     .option('--concurrency <n>', 'cases run at the same time (1-16)', (v) => positiveInt(v, '--concurrency'))
     .option('--timeout <seconds>', 'give up waiting after this long', (v) => positiveInt(v, '--timeout'), 1800)
-    .action(async (datasetId: string, options: { flow: string; version?: number; against?: number; scorers?: string; min?: number; concurrency?: number; timeout: number }, command: Command) => {
+    .action(async (datasetId: string, options: { flow: string; flowVersion?: number; against?: number; scorers?: string; min?: number; concurrency?: number; timeout: number }, command: Command) => {
       const { api, out } = contextOf(command);
       const body = {
         datasetId, flowId: options.flow, scorers: scorersOf(options.scorers),
-        ...(options.version !== undefined && { version: options.version }), ...(options.against !== undefined && { against: options.against }),
+        ...(options.flowVersion !== undefined && { version: options.flowVersion }), ...(options.against !== undefined && { against: options.against }),
         ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
       } as RequestBody<'startEvaluation'>;
       const { evaluation: started } = await api.data(api.client.POST('/evals/evaluations', { body }));

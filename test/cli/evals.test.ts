@@ -53,7 +53,7 @@ for (const mode of availableModes()) describe(`flowctl eval run (${mode})`, func
     expect(under.stdout).to.match(new RegExp(`v${current}\\s+2/4\\s+50\\.0%\\s+0\\.500`));
     expect(under.stdout).to.include(`v${current} against v${old}: pass rate +0.0%, 2 improved, 2 regressed`);
 
-    const atMin = await flowctl(['eval', 'run', datasetId, '--flow', flowId, '--min', '50%', '--json'], env, 60_000);
+    const atMin = await flowctl(['eval', 'run', datasetId, '--flow', flowId, '--flow-version', String(current), '--min', '50%', '--json'], env, 60_000);
     expect(atMin.code, atMin.stderr).to.equal(0);
     const { evaluation } = JSON.parse(atMin.stdout);
     expect(evaluation.summaries).to.have.length(1);
