@@ -12,7 +12,7 @@ import { positiveInt } from './flows.js';
  * evaluation (POST /evals/evaluations), follows its progress on stderr, prints the per-case table
  * and the per-version summary, and exits 1 when the evaluated version's pass rate is under --min
  * (or the evaluation failed), so a CI step can gate a flow change on it. `eval show` prints an
- * evaluation already asked for.
+ * evaluation already asked for; `eval datasets` and `eval dataset-create` list and make datasets.
  */
 
 type Evaluation = ResponseBody<'getEvaluation', 200>['evaluation'];
@@ -91,8 +91,46 @@ function gate(e: Evaluation, min: number | undefined): void {
   }
 }
 
+const listOf = (value: string) => value.split(',').map((v) => v.trim()).filter(Boolean);
+
+/** `eval datasets` and `eval dataset-create`: the datasets `eval run` takes. */
+function registerDatasetCommands(evals: Command) {
+  evals
+    .command('datasets')
+    .description("the workspace's datasets")
+    .action(async (_options: unknown, command: Command) => {
+      const { api, out } = contextOf(command);
+      const items: Array<{ id: string; name: string; caseCount: number; updatedAt: string }> = [];
+      let cursor: string | undefined;
+      do {
+        const page = await api.data(api.client.GET('/evals/datasets', { params: { query: { limit: 100, cursor } } }));
+        items.push(...page.items);
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor);
+      out.result({ items }, () => (items.length === 0 ? 'No datasets.' : table(['DATASET', 'NAME', 'CASES', 'UPDATED'], items.map((d) => [d.id, d.name, String(d.caseCount), d.updatedAt.slice(0, 19).replace('T', ' ')]))));
+    });
+  evals
+    .command('dataset-create')
+    .description('create a dataset from recorded runs (--from-runs: their inputs, their outputs as the expected ones) and/or a JSON Lines file (--jsonl)')
+    .requiredOption('--name <name>', "the dataset's name")
+    .option('--description <text>', 'what it is for')
+    .option('--from-runs <processIds>', 'comma-separated run ids', listOf)
+    .option('--jsonl <file>', 'one {"input": {...}, "expected": ...} per line')
+    .action(async (options: { name: string; description?: string; fromRuns?: string[]; jsonl?: string }, command: Command) => {
+      const { api, out } = contextOf(command);
+      if (options.jsonl !== undefined && !existsSync(options.jsonl)) throw usageError(`--jsonl: no such file ${options.jsonl}`);
+      const body = {
+        name: options.name, ...(options.description !== undefined && { description: options.description }),
+        ...(options.fromRuns && { fromRuns: options.fromRuns }), ...(options.jsonl !== undefined && { jsonl: readFileSync(options.jsonl, 'utf8') }),
+      } as RequestBody<'createEvalDataset'>;
+      const { dataset } = await api.data(api.client.POST('/evals/datasets', { body }));
+      out.result({ dataset }, () => `Created dataset ${dataset.id} (${dataset.name}) with ${dataset.caseCount} case${dataset.caseCount === 1 ? '' : 's'}.`);
+    });
+}
+
 export function registerEvalCommands(program: Command) {
   const evals = program.command('eval').description('evaluations of flow versions over datasets of cases');
+  registerDatasetCommands(evals);
   evals
     .command('run <datasetId>')
     .description('evaluate a flow (its current version, or --flow-version) over a dataset, side by side with --against; prints the table; exit 1 under --min')

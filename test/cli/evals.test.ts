@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { call } from '../support/http.js';
 import { registerUser, type RegisteredUser } from '../support/identity.js';
 import { availableModes, startTestService, type TestService } from '../support/test-service.js';
@@ -65,5 +66,18 @@ for (const mode of availableModes()) describe(`flowctl eval run (${mode})`, func
     expect(usage.code).to.equal(2);
     const missing = await flowctl(['eval', 'run', 'nope', '--flow', flowId], env);
     expect(missing.code, missing.stderr).to.equal(4);
+
+    // Datasets from flowctl: a recorded run and a JSON Lines file.
+    const run = await api('POST', `/flows/${flowId}/run`, { inputs: { who: 'cy' } });
+    const file = join(env.configHome, 'cases.jsonl');
+    writeFileSync(file, '{"input": {"who": "dee"}, "expected": "hello dee"}\n{"input": {"who": "eve"}}\n');
+    const made = await flowctl(['eval', 'dataset-create', '--name', 'from cli', '--from-runs', run.body.processId, '--jsonl', file, '--json'], env);
+    expect(made.code, made.stderr).to.equal(0);
+    const { dataset: fromCli } = JSON.parse(made.stdout);
+    expect(fromCli.cases.map((c: { input: unknown; expected: unknown }) => [c.input, c.expected])).to.deep.equal([[{ who: 'cy' }, 'hello cy'], [{ who: 'dee' }, 'hello dee'], [{ who: 'eve' }, null]]);
+    const listed = await flowctl(['eval', 'datasets'], env);
+    expect(listed.code, listed.stderr).to.equal(0);
+    expect(listed.stdout).to.match(/^DATASET\s+NAME\s+CASES\s+UPDATED$/m);
+    expect(listed.stdout).to.match(new RegExp(`^${fromCli.id}\\s+from cli\\s+3\\s`, 'm'));
   });
 });
