@@ -19,6 +19,10 @@ import type { CommandContext } from './handle.js';
  * JavaScript's backtracking RegExp: a schema is user input, and `(a+)+$` must not stall the process.
  */
 const re2Engine: RegExpEngine = Object.assign((pattern: string, flags: string) => compileUserRegex(pattern, flags.replace(/[^ims]/g, '')), { code: 're2' });
+/**
+ * A module-level validator built from constants (README "no state hidden in modules"): it keeps no
+ * user schema between calls, each compiled one is removed from its cache right after use.
+ */
 const ajv = new Ajv({ strict: false, allErrors: false, validateSchema: true, addUsedSchema: false, code: { regExp: re2Engine } });
 
 /** The schema compiled, or a message saying why it cannot be (an invalid schema is the request's fault, checked before anything runs). */
