@@ -73,8 +73,9 @@ export interface CaseScores {
 }
 
 /**
- * Scores one output with every scorer. A judge that cannot answer (no credential, the provider
- * down, the budget spent) fails its score with the reason, so one case never sinks the evaluation.
+ * Scores one output with every scorer. A scorer that cannot score (the judge without a credential,
+ * its provider down, the budget spent) fails its score with the reason, so one case never sinks
+ * the evaluation.
  */
 export async function scoreCase(ports: ScoringPorts, context: CommandContext, caller: LlmCaller, scorers: Scorer[], item: CaseToScore, spendId: string): Promise<CaseScores> {
   const scores: Score[] = [];
@@ -83,18 +84,19 @@ export async function scoreCase(ports: ScoringPorts, context: CommandContext, ca
   const labels = scorerLabels(scorers);
   for (const [index, scorer] of scorers.entries()) {
     const label = labels[index];
-    if (isPureScorer(scorer)) scores.push(scorePure(scorer, label, item.output, item.expected));
-    else if (scorer.type === 'jsonSchema') scores.push(scoreJsonSchema(label, scorer.schema, item.output));
-    else {
-      try {
+    try {
+      if (isPureScorer(scorer)) scores.push(scorePure(scorer, label, item.output, item.expected));
+      else if (scorer.type === 'jsonSchema') scores.push(scoreJsonSchema(label, scorer.schema, item.output));
+      else {
         const judged = await judge(ports, context, caller, scorer, label, item, `${spendId}:${index}`);
         scores.push(judged.score);
         judgeTokens += judged.tokens;
         judgeCost += judged.cost;
-      } catch (err) {
-        const code = err instanceof DomainError ? err.code : ((err as { code?: string }).code ?? 'JUDGE_FAILED');
-        scores.push({ scorer: label, score: 0, pass: false, reason: `${code}: ${(err as Error).message}`.slice(0, 1_000) });
       }
+    } catch (err) {
+      // A scorer that cannot score this output (the judge's provider down, a pattern too complex for it) fails this score only.
+      const code = err instanceof DomainError ? err.code : ((err as { code?: string }).code ?? 'SCORER_FAILED');
+      scores.push({ scorer: label, score: 0, pass: false, reason: `${code}: ${(err as Error).message}`.slice(0, 1_000) });
     }
   }
   return { scores, judgeTokens, judgeCost };
