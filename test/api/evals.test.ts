@@ -247,6 +247,24 @@ for (const mode of availableModes()) {
       expectError(await as(alice, 'POST', `/evals/evaluations/${id}/cancel`), 409, 'EVALUATION_FINISHED');
     });
 
+    it("a judge that cannot answer fails that score only, with the provider's code; an unreadable answer too", async () => {
+      const f = await flowWithTwoVersions();
+      const dataset = (await as(alice, 'POST', '/evals/datasets', { name: 'judged', cases: [1, 2].map((n) => ({ input: { n }, expected: `ANSWER ${n}` })) })).body.dataset;
+      judge.reset();
+      judge.failures = [{ status: 500 }];
+      judge.text = 'I would rather not say.';
+      const started = await as(alice, 'POST', '/evals/evaluations', { datasetId: dataset.id, flowId: f.flowId, scorers: [{ type: 'exact' }, { type: 'judge', rubric: 'r' }], concurrency: 1 });
+      const done = await waitUntil('the evaluation ends', async () => {
+        const res = await as(alice, 'GET', `/evals/evaluations/${started.body.evaluation.id}`);
+        return res.body.evaluation.status !== 'running' && res.body.evaluation;
+      }, 60_000, 100);
+      expect(done.status).to.equal('completed');
+      const reasons = done.cases.map((c: any) => c.a.scores[1].reason as string);
+      expect(reasons[0]).to.match(/^PROVIDER_/);
+      expect(reasons[1]).to.match(/^JUDGE_UNREADABLE/);
+      expect(done.cases.map((c: any) => [c.a.scores[0].pass, c.a.scores[1].pass, c.a.pass, c.a.score])).to.deep.equal([[true, false, false, 0.5], [true, false, false, 0.5]]);
+    });
+
     it('refuses bad input naming the field, before anything is recorded', async () => {
       const f = await flowWithTwoVersions();
       const dataset = (await as(alice, 'POST', '/evals/datasets', { name: 'tiny', cases: [{ input: { n: 1 }, expected: 'answer 1' }] })).body.dataset;
