@@ -130,9 +130,16 @@ export async function runEvaluation(ports: EvalRunPorts, base: CommandContext, e
     const worker = async () => {
       for (let next = queue.shift(); next && !signal.aborted; next = queue.shift()) {
         const item = cases.get(next.caseId);
-        const result = item
-          ? await runCase(ports, context, evaluation, flows.get(next.variant)!, item, next.variant)
-          : unscored(next.caseId, next.variant, null, 'error', 'CASE_NOT_FOUND', 'the case is not in the dataset revision evaluated', null);
+        let result: CaseResult;
+        try {
+          result = item
+            ? await runCase(ports, context, evaluation, flows.get(next.variant)!, item, next.variant)
+            : unscored(next.caseId, next.variant, null, 'error', 'CASE_NOT_FOUND', 'the case is not in the dataset revision evaluated', null);
+        } catch (err) {
+          // Something below the run broke on this case only (a refusal is a DomainError, handled in runCase): the case's error, logged.
+          ports.logger.error({ err, evaluationId, caseId: next.caseId }, 'evaluation case failed');
+          result = unscored(next.caseId, next.variant, null, 'error', 'CASE_FAILED', (err as Error).message, null);
+        }
         const recorded = await recordCaseResult(ports.eventStore, context(), evaluationId, result);
         // Cancelled (or ended by another runner): the queue is dropped for every worker of this runner.
         if (recorded.state.status !== 'running') queue.length = 0;
@@ -145,9 +152,10 @@ export async function runEvaluation(ports: EvalRunPorts, base: CommandContext, e
     if (done >= total) await finishEvaluation(ports.eventStore, context(), evaluationId);
   } catch (err) {
     if (signal.aborted) return;
-    const code = err instanceof EvaluationAbandoned ? err.code : 'EVALUATION_FAILED';
-    if (!(err instanceof EvaluationAbandoned)) ports.logger.error({ err, evaluationId }, 'evaluation failed');
-    await finishEvaluation(ports.eventStore, context(), evaluationId, { code, message: (err as Error).message.slice(0, 1_000) });
+    // Anything else (the log unreachable while recording) leaves the evaluation running: this
+    // runner still holds it, and the resume sweep launches it again here (same runner) next minute.
+    if (!(err instanceof EvaluationAbandoned)) throw err;
+    await finishEvaluation(ports.eventStore, context(), evaluationId, { code: err.code, message: err.message.slice(0, 1_000) });
   }
 }
 
