@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { cancelEvaluation, flowAtVersion, requestEvaluation, visibleDataset, visibleEvaluation } from '../../commands/evals.js';
 import { launchEvaluation } from '../../commands/evals-run.js';
 import { isProviderId, jsonSchemaProblem } from '../../commands/evals-scoring.js';
-import { EVAL_LIMITS, evalIdSchema, evaluationReport, evaluationStreamId, progressOf, regexProblem, scorerSchema, type EvaluationState, type Scorer } from '../../domain/evals/index.js';
+import { EVAL_LIMITS, evalIdSchema, jsonBytes, evaluationReport, evaluationStreamId, progressOf, regexProblem, scorerSchema, type EvaluationState, type Scorer } from '../../domain/evals/index.js';
 import { idSchema } from '../../domain/flows/index.js';
 import type { Services } from '../../ports/services.js';
 import { listEvaluations, type EvaluationDoc } from '../../projections/evals.js';
@@ -81,6 +81,7 @@ const summaryOf = (d: EvaluationDoc) => ({
 /** Scorers checked before anything runs: a bad pattern, schema or provider is the request's fault (400 naming it). */
 function checkScorers(scorers: Scorer[]) {
   const fields: Array<{ field: string; message: string }> = [];
+  if (jsonBytes(scorers) > EVAL_LIMITS.scorersBytes) fields.push({ field: 'body.scorers', message: `the scorers hold at most ${EVAL_LIMITS.scorersBytes} bytes as JSON` });
   scorers.forEach((s, i) => {
     const regex = regexProblem(s);
     if (regex) fields.push({ field: `body.scorers.${i}.pattern`, message: regex });

@@ -13,6 +13,8 @@ export const EVAL_LIMITS = {
   /** What one write of cases carries, serialized (under the 1 MiB event maximum). */
   writeBytes: 768 * 1024,
   scorers: 10,
+  /** All of an evaluation's scorers, serialized (JSON Schemas and rubrics ride in EvaluationRequested). */
+  scorersBytes: 64 * 1024,
   rubricChars: 10_000,
   /** A case's output kept in the evaluation's events; the whole output stays in its run. */
   outputPreviewBytes: 8 * 1024,

@@ -273,6 +273,7 @@ for (const mode of availableModes()) {
       await client.refusedWithoutEvents(ask({ scorers: [{ type: 'jsonSchema', schema: { type: 'nope' } }] }), 400, 'VALIDATION_FAILED', 'body.scorers.0.schema');
       await client.refusedWithoutEvents(ask({ scorers: [{ type: 'levenshtein' }] }), 400, 'VALIDATION_FAILED');
       await client.refusedWithoutEvents(ask({ against: f.current }), 400, 'VALIDATION_FAILED', 'body.against');
+      await client.refusedWithoutEvents(ask({ scorers: [{ type: 'judge', rubric: 'r'.repeat(9_000) }, ...Array.from({ length: 8 }, () => ({ type: 'judge', rubric: 'r'.repeat(9_000) }))] }), 400, 'VALIDATION_FAILED', 'body.scorers');
       await client.refusedWithoutEvents(ask({ version: 10_000 }), 404, 'VERSION_NOT_FOUND');
       await client.refusedWithoutEvents(ask({ concurrency: 99 }), 400, 'VALIDATION_FAILED', 'body.concurrency');
       await client.refusedWithoutEvents(() => as(alice, 'POST', `/evals/datasets/${dataset.id}/cases`, { jsonl: '{"input": {"n": 1}}\nnot json\n' }), 400, 'VALIDATION_FAILED', 'body.jsonl');
