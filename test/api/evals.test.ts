@@ -8,6 +8,7 @@ import { localWork } from '../../ports/local-work.js';
 import { startFakeOpenAi, type FakeLlmServer } from '../support/fake-llm/index.js';
 import { registerUser, type RegisteredUser } from '../support/identity.js';
 import { availableModes, startTestService, waitUntil, type TestService } from '../support/test-service.js';
+import { answer } from '../support/api-client.js';
 import { expectError, flowClient } from './flows-support.js';
 
 /**
@@ -132,6 +133,10 @@ for (const mode of availableModes()) {
       expect(row.b).to.deep.include({ output: 'answer 12', pass: false });
       expect(row.b.scores[0]).to.deep.include({ scorer: 'exact', pass: false, score: 0 });
       expect(row.scoreDelta).to.equal(0.2);
+      // The typed client reads the same report.
+      const typed = await answer(client.api(alice).GET('/evals/evaluations/{evaluationId}', { params: { path: { evaluationId } } }));
+      expect(typed.status, typed.text).to.equal(200);
+      expect(typed.data!.evaluation.differences!.improved).to.have.length(11);
       // Each result names the run it came from; the run is an ordinary run of that flow version.
       const run = await as(alice, 'GET', `/processes/${row.a.processId}`);
       expect(run.status, run.text).to.equal(200);
