@@ -50,7 +50,9 @@ export interface EvaluationDoc extends Owned {
 const DATASETS = 'eval_datasets';
 const EVALUATIONS = 'evaluations';
 const idOf = (streamId: string) => streamId.slice(streamId.indexOf('-') + 1);
-const ownerIndex = { ownerId: 1, orgId: 1, workspaceId: 1 } as const;
+/** A personal workspace's lists pin ownerId too; an organization's workspace's do not (its members share them). */
+const personal = { ownerId: 1, orgId: 1, workspaceId: 1 } as const;
+const shared = { orgId: 1, workspaceId: 1 } as const;
 
 async function projectDataset(recorded: RecordedEvent, store: ReadStore) {
   const event = recorded as RecordedEvent & DatasetEvent;
@@ -108,8 +110,8 @@ export const evalsProjector: Projector = {
   name: 'evals',
   categories: [DATASET_CATEGORY, EVALUATION_CATEGORY],
   ...ownedCollections({
-    [DATASETS]: [{ keys: { ...ownerIndex, createdAt: 1 } }],
-    [EVALUATIONS]: [{ keys: { ...ownerIndex, requestedAt: 1 } }, { keys: { status: 1 } }],
+    [DATASETS]: [{ keys: { ...personal, createdAt: 1 } }, { keys: { ...shared, createdAt: 1 } }],
+    [EVALUATIONS]: [{ keys: { ...personal, requestedAt: 1 } }, { keys: { ...shared, requestedAt: 1 } }, { keys: { status: 1 } }],
   }),
   async project(recorded, store) {
     if (recorded.streamId.startsWith(`${DATASET_CATEGORY}-`)) await projectDataset(recorded, store);
