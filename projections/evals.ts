@@ -111,7 +111,7 @@ export const evalsProjector: Projector = {
   categories: [DATASET_CATEGORY, EVALUATION_CATEGORY],
   ...ownedCollections({
     [DATASETS]: [{ keys: { ...personal, createdAt: 1 } }, { keys: { ...shared, createdAt: 1 } }],
-    [EVALUATIONS]: [{ keys: { ...personal, requestedAt: 1 } }, { keys: { ...shared, requestedAt: 1 } }, { keys: { status: 1 } }],
+    [EVALUATIONS]: [{ keys: { ...personal, requestedAt: 1 } }, { keys: { ...shared, requestedAt: 1 } }, { keys: { status: 1, requestedAt: 1 } }],
   }),
   async project(recorded, store) {
     if (recorded.streamId.startsWith(`${DATASET_CATEGORY}-`)) await projectDataset(recorded, store);
