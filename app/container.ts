@@ -195,6 +195,7 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
     assistantReads: assistantReads(readStore),
     agentTurns: localWork(),
     assistantReplies: localWork(),
+    evaluations: localWork(),
     appDelivery: createAppDelivery({ timeoutMs: config.APPS_BUILD_TIMEOUT_MS, maxOutputBytes: config.APPS_BUILD_MAX_OUTPUT_BYTES, cacheEntries: config.APPS_SITE_CACHE_ENTRIES }),
   };
   // The run engine's ports, once the services it shares exist; `now` read late so a test may move time.
@@ -210,6 +211,7 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
 
 export async function closeServices(services: Services): Promise<void> {
   // Contexts first: they stop child processes and timers that would otherwise append after the store closed.
+  await services.evaluations.stopAll(5_000);
   await services.mcp.close();
   await services.messaging.close();
   await services.webhooks.close();

@@ -8,6 +8,9 @@ import { allConsumers } from '../consumers/index.js';
 import { startRunRecovery, type RunRecovery } from '../consumers/runs-recovery.js';
 import { startRunRetention } from '../consumers/runs-retention.js';
 import { startObjectSweep } from './object-sweep.js';
+import { evalRunPorts } from '../api/routes/evals.js';
+import { startEvaluationResume } from '../consumers/evals.js';
+import { runningEvaluations } from '../projections/evals.js';
 import { orgRunRetentions, runRetentionQueries } from '../projections/runs-retention.js';
 import { deadLetterRetrier } from '../consumers/operations-dead-letters.js';
 import { ConfigError, loadConfig, parseRole } from '../infra/config/index.js';
@@ -34,6 +37,7 @@ async function main() {
   let recovery: RunRecovery | undefined;
   let retention: { stop(): Promise<void> } | undefined;
   let objectSweep: { stop(): Promise<void> } | undefined;
+  let evaluationResume: { stop(): void } | undefined;
   if (runsWorkers) {
     services.bus.startRelay?.();
     const workerId = `${role}:${process.pid}`;
@@ -60,6 +64,12 @@ async function main() {
     objectSweep = startObjectSweep(
       { eventStore: services.eventStore, objects: services.objects, logger: services.logger, now: services.now, graceMs: config.OBJECT_ORPHAN_GRACE_MS },
       config.OBJECT_SWEEP_INTERVAL_MS,
+    );
+    // Evaluations whose runner died with its process go on here once its lease ran out (consumers/evals.ts).
+    evaluationResume = startEvaluationResume(
+      { ...evalRunPorts(services), work: services.evaluations, running: () => runningEvaluations(services.readStore), heartbeatMs: config.WORKER_HEARTBEAT_MS },
+      services.runs.localWorkerId,
+      60_000,
     );
   }
 
@@ -93,6 +103,7 @@ async function main() {
     await recovery?.stop();
     await retention?.stop();
     await objectSweep?.stop();
+    evaluationResume?.stop();
     for (const consumer of consumers) await consumer.stop();
     await closeServices(services);
     logger.info('stopped');

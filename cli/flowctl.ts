@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { registerAuthCommands } from './commands/auth.js';
 import { registerCompletionCommand } from './commands/completion.js';
 import { registerConnectionCommands } from './commands/connections.js';
+import { registerEvalCommands } from './commands/evals.js';
 import { registerFlowCommands } from './commands/flows.js';
 import { registerFlowWriteCommands } from './commands/flows-write.js';
 import { registerKeyCommands } from './commands/keys.js';
@@ -53,6 +54,7 @@ export function buildProgram(): Command {
   registerRunHistoryCommands(registerRunCommands(program));
   registerKeyCommands(program);
   registerWorkflowCommands(program);
+  registerEvalCommands(program);
   registerRemoteCommands(program);
   // Last: it describes the tree the others made.
   registerCompletionCommand(program);

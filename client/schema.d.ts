@@ -1332,6 +1332,129 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/evals/datasets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** the active workspace's datasets, oldest first (without their cases) */
+        get: operations["listEvalDatasets"];
+        put?: never;
+        /** create a dataset of cases: typed in (cases), from recorded runs (fromRuns: their inputs, their output as the expected one) and/or uploaded as JSON Lines (jsonl) */
+        post: operations["createEvalDataset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/evals/datasets/{datasetId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** a dataset with its cases */
+        get: operations["getEvalDataset"];
+        put?: never;
+        post?: never;
+        /** delete a dataset (its evaluations stay readable; they name the revision they ran) */
+        delete: operations["deleteEvalDataset"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/evals/datasets/{datasetId}/cases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** add cases to a dataset (typed in, from recorded runs, or JSON Lines) */
+        post: operations["addEvalCases"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/evals/datasets/{datasetId}/cases/{caseId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** remove a case from a dataset */
+        delete: operations["removeEvalCase"];
+        options?: never;
+        head?: never;
+        /** edit a case's input and/or expected output (a case from a run starts with the run's output as the expected one) */
+        patch: operations["editEvalCase"];
+        trace?: never;
+    };
+    "/evals/evaluations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** the active workspace's evaluations, oldest first, with their progress (?datasetId= for one dataset's) */
+        get: operations["listEvaluations"];
+        put?: never;
+        /** evaluate a flow version (or two side by side, `against`) over a dataset with scorers (exact, contains, regex, jsonSchema, numeric, judge); runs in the background, concurrently, within the organization's budget; poll GET /evals/evaluations/{evaluationId} */
+        post: operations["startEvaluation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/evals/evaluations/{evaluationId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** stop a running evaluation: the results recorded stay in its report; no further case starts (one already running finishes and is not recorded) */
+        post: operations["cancelEvaluation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/evals/evaluations/{evaluationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** an evaluation: its progress while it runs, then the report: per case (each version's output, scores, latency, tokens, cost; what changed between versions) and per version (pass rate, mean score, latency, tokens, cost), and the differences */
+        get: operations["getEvaluation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/workflows": {
         parameters: {
             query?: never;
@@ -15714,6 +15837,1617 @@ export interface operations {
                 };
             };
             /** @description PROCESS_NOT_FOUND (unknown or another tenant's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listEvalDatasets: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        items: {
+                            id: string;
+                            name: string;
+                            description: string;
+                            caseCount: number;
+                            ownerId: string;
+                            createdAt: string;
+                            updatedAt: string;
+                            version: number;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createEvalDataset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "example"
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    /** @default  */
+                    description?: string;
+                    cases?: {
+                        /** @description the run's trigger inputs */
+                        input: {
+                            [key: string]: components["schemas"]["JsonValue"];
+                        };
+                        /** @description what the flow should answer; absent: null (only rule-based scorers and the judge apply) */
+                        expected?: components["schemas"]["JsonValue"];
+                    }[];
+                    /** @description recorded runs (processIds): each gives a case of its inputs, its output as the expected one */
+                    fromRuns?: string[];
+                    /** @description JSON Lines, one {"input": {...}, "expected": ...} per line */
+                    jsonl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the dataset with its cases */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        dataset: {
+                            id: string;
+                            name: string;
+                            description: string;
+                            caseCount: number;
+                            ownerId: string;
+                            createdAt: string;
+                            updatedAt: string;
+                            version: number;
+                            cases: {
+                                id: string;
+                                input: {
+                                    [key: string]: unknown;
+                                };
+                                expected: unknown;
+                                source: {
+                                    /** @enum {string} */
+                                    kind: "run" | "upload" | "manual";
+                                    processId?: string;
+                                    flowId?: string;
+                                };
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED naming the field (a bad JSONL line: body.jsonl with its line number), TOO_MANY_CASES */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description DATASET_NOT_FOUND, CASE_NOT_FOUND, PROCESS_NOT_FOUND (a run in fromRuns unknown or another tenant's; details.processId) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RUN_NOT_DONE, RUN_HISTORY_PRUNED (a run in fromRuns), DATASET_FULL */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CASE_TOO_LARGE, PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getEvalDataset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                datasetId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the dataset */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        dataset: {
+                            id: string;
+                            name: string;
+                            description: string;
+                            caseCount: number;
+                            ownerId: string;
+                            createdAt: string;
+                            updatedAt: string;
+                            version: number;
+                            cases: {
+                                id: string;
+                                input: {
+                                    [key: string]: unknown;
+                                };
+                                expected: unknown;
+                                source: {
+                                    /** @enum {string} */
+                                    kind: "run" | "upload" | "manual";
+                                    processId?: string;
+                                    flowId?: string;
+                                };
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description DATASET_NOT_FOUND (missing, deleted or another tenant's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteEvalDataset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                datasetId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description DATASET_NOT_FOUND (missing, deleted or another tenant's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    addEvalCases: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                datasetId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "cases": [
+                 *         {
+                 *           "input": {},
+                 *           "expected": "example"
+                 *         }
+                 *       ],
+                 *       "fromRuns": [
+                 *         "example"
+                 *       ],
+                 *       "jsonl": "example"
+                 *     }
+                 */
+                "application/json": {
+                    cases?: {
+                        /** @description the run's trigger inputs */
+                        input: {
+                            [key: string]: components["schemas"]["JsonValue"];
+                        };
+                        /** @description what the flow should answer; absent: null (only rule-based scorers and the judge apply) */
+                        expected?: components["schemas"]["JsonValue"];
+                    }[];
+                    /** @description recorded runs (processIds): each gives a case of its inputs, its output as the expected one */
+                    fromRuns?: string[];
+                    /** @description JSON Lines, one {"input": {...}, "expected": ...} per line */
+                    jsonl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the dataset with its cases */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        dataset: {
+                            id: string;
+                            name: string;
+                            description: string;
+                            caseCount: number;
+                            ownerId: string;
+                            createdAt: string;
+                            updatedAt: string;
+                            version: number;
+                            cases: {
+                                id: string;
+                                input: {
+                                    [key: string]: unknown;
+                                };
+                                expected: unknown;
+                                source: {
+                                    /** @enum {string} */
+                                    kind: "run" | "upload" | "manual";
+                                    processId?: string;
+                                    flowId?: string;
+                                };
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED naming the field (a bad JSONL line: body.jsonl with its line number), TOO_MANY_CASES */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description DATASET_NOT_FOUND, CASE_NOT_FOUND, PROCESS_NOT_FOUND (a run in fromRuns unknown or another tenant's; details.processId) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RUN_NOT_DONE, RUN_HISTORY_PRUNED (a run in fromRuns), DATASET_FULL */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CASE_TOO_LARGE, PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    removeEvalCase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                datasetId: string;
+                caseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the dataset with its cases */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        dataset: {
+                            id: string;
+                            name: string;
+                            description: string;
+                            caseCount: number;
+                            ownerId: string;
+                            createdAt: string;
+                            updatedAt: string;
+                            version: number;
+                            cases: {
+                                id: string;
+                                input: {
+                                    [key: string]: unknown;
+                                };
+                                expected: unknown;
+                                source: {
+                                    /** @enum {string} */
+                                    kind: "run" | "upload" | "manual";
+                                    processId?: string;
+                                    flowId?: string;
+                                };
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description DATASET_NOT_FOUND (missing, deleted or another tenant's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    editEvalCase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                datasetId: string;
+                caseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "input": {},
+                 *       "expected": "example"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the run's trigger inputs */
+                    input?: {
+                        [key: string]: components["schemas"]["JsonValue"];
+                    };
+                    /** @description null clears it */
+                    expected?: components["schemas"]["JsonValue"];
+                };
+            };
+        };
+        responses: {
+            /** @description the dataset with its cases */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        dataset: {
+                            id: string;
+                            name: string;
+                            description: string;
+                            caseCount: number;
+                            ownerId: string;
+                            createdAt: string;
+                            updatedAt: string;
+                            version: number;
+                            cases: {
+                                id: string;
+                                input: {
+                                    [key: string]: unknown;
+                                };
+                                expected: unknown;
+                                source: {
+                                    /** @enum {string} */
+                                    kind: "run" | "upload" | "manual";
+                                    processId?: string;
+                                    flowId?: string;
+                                };
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED naming the field (a bad JSONL line: body.jsonl with its line number), TOO_MANY_CASES */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description DATASET_NOT_FOUND, CASE_NOT_FOUND, PROCESS_NOT_FOUND (a run in fromRuns unknown or another tenant's; details.processId) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RUN_NOT_DONE, RUN_HISTORY_PRUNED (a run in fromRuns), DATASET_FULL */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CASE_TOO_LARGE, PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listEvaluations: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                datasetId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        items: {
+                            id: string;
+                            /** @enum {string} */
+                            status: "running" | "completed" | "failed" | "cancelled";
+                            datasetId: string;
+                            flowId: string;
+                            versions: {
+                                /** @enum {string} */
+                                variant: "a" | "b";
+                                flowVersion: number;
+                            }[];
+                            progress: {
+                                done: number;
+                                total: number;
+                            };
+                            /** @description passed cases per variant so far */
+                            passed: {
+                                [key: string]: number;
+                            };
+                            requestedAt: string;
+                            finishedAt: string | null;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    startEvaluation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "datasetId": "example",
+                 *       "flowId": "example",
+                 *       "scorers": [
+                 *         {
+                 *           "type": "exact"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    datasetId: string;
+                    flowId: string;
+                    /** @description the flow version evaluated (variant a); absent: the current one */
+                    version?: number;
+                    /** @description a second version run side by side as the baseline (variant b); the report gives a minus b */
+                    against?: number;
+                    scorers: ({
+                        /** @constant */
+                        type: "exact";
+                        name?: string;
+                        /**
+                         * @description strings compared case-insensitively, after trimming
+                         * @default false
+                         */
+                        ignoreCase?: boolean;
+                    } | {
+                        /** @constant */
+                        type: "contains";
+                        name?: string;
+                        /** @description absent: the expected output as text */
+                        value?: string;
+                        /** @default false */
+                        ignoreCase?: boolean;
+                    } | {
+                        /** @constant */
+                        type: "regex";
+                        name?: string;
+                        /** @description RE2 syntax (no backreferences, no lookaround); unanchored search in the output as text */
+                        pattern: string;
+                        /** @default  */
+                        options?: string;
+                    } | {
+                        /** @constant */
+                        type: "jsonSchema";
+                        name?: string;
+                        /** @description a JSON Schema (draft-07) the output must satisfy */
+                        schema: {
+                            [key: string]: components["schemas"]["JsonValue"];
+                        };
+                    } | {
+                        /** @constant */
+                        type: "numeric";
+                        name?: string;
+                        tolerance: number;
+                        /**
+                         * @description tolerance as a fraction of |expected| rather than an absolute difference
+                         * @default false
+                         */
+                        relative?: boolean;
+                    } | {
+                        /** @constant */
+                        type: "judge";
+                        name?: string;
+                        rubric: string;
+                        /** @description absent: the default model's provider (the gateway's rule) */
+                        provider?: string;
+                        model?: string;
+                        /**
+                         * @description a score at or above it passes unless the judge says pass: false
+                         * @default 0.5
+                         */
+                        passThreshold?: number;
+                    })[];
+                    /**
+                     * @description cases run at the same time
+                     * @default 4
+                     */
+                    concurrency?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description asked for; the evaluation as it starts */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        evaluation: {
+                            id: string;
+                            /** @enum {string} */
+                            status: "running" | "completed" | "failed" | "cancelled";
+                            datasetId: string;
+                            flowId: string;
+                            versions: {
+                                /** @enum {string} */
+                                variant: "a" | "b";
+                                flowVersion: number;
+                            }[];
+                            progress: {
+                                done: number;
+                                total: number;
+                            };
+                            requestedAt: string;
+                            finishedAt: string | null;
+                            datasetRevision: number;
+                            scorers: ({
+                                type: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            concurrency: number;
+                            failure: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            /** @description per version: pass rate, mean score, latency, tokens and cost of the runs, and what the judge used */
+                            summaries: {
+                                /** @enum {string} */
+                                variant: "a" | "b";
+                                flowVersion: number;
+                                cases: number;
+                                passed: number;
+                                failed: number;
+                                errored: number;
+                                passRate: number;
+                                meanScore: number;
+                                latencyMs: {
+                                    mean: number | null;
+                                    p50: number | null;
+                                    p95: number | null;
+                                };
+                                tokens: number;
+                                cost: number;
+                                judgeTokens: number;
+                                judgeCost: number;
+                            }[];
+                            /** @description with two versions: the evaluated one (a) minus the baseline (b); improved/regressed name cases */
+                            differences: {
+                                passRate: number;
+                                meanScore: number;
+                                latencyMeanMs: number | null;
+                                tokens: number;
+                                cost: number;
+                                improved: string[];
+                                regressed: string[];
+                                scoreChanged: string[];
+                            } | null;
+                            cases: {
+                                caseId: string;
+                                a: {
+                                    processId: string | null;
+                                    status: string;
+                                    output: unknown;
+                                    outputTruncated: boolean;
+                                    error: {
+                                        code: string;
+                                        message: string;
+                                    } | null;
+                                    scores: {
+                                        scorer: string;
+                                        score: number;
+                                        pass: boolean;
+                                        reason: string | null;
+                                    }[];
+                                    pass: boolean;
+                                    score: number;
+                                    latencyMs: number | null;
+                                    tokens: number;
+                                    cost: number;
+                                    judgeTokens: number;
+                                    judgeCost: number;
+                                } | null;
+                                b: {
+                                    processId: string | null;
+                                    status: string;
+                                    output: unknown;
+                                    outputTruncated: boolean;
+                                    error: {
+                                        code: string;
+                                        message: string;
+                                    } | null;
+                                    scores: {
+                                        scorer: string;
+                                        score: number;
+                                        pass: boolean;
+                                        reason: string | null;
+                                    }[];
+                                    pass: boolean;
+                                    score: number;
+                                    latencyMs: number | null;
+                                    tokens: number;
+                                    cost: number;
+                                    judgeTokens: number;
+                                    judgeCost: number;
+                                } | null;
+                                change: ("improved" | "regressed" | "same" | "score_changed") | null;
+                                scoreDelta: number | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED naming the field (a scorer's pattern, schema or provider; against equal to version) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description DATASET_NOT_FOUND, FLOW_NOT_FOUND, VERSION_NOT_FOUND (details.field) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description DATASET_EMPTY, VERSION_DELETED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelEvaluation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                evaluationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the evaluation, cancelled */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        evaluation: {
+                            id: string;
+                            /** @enum {string} */
+                            status: "running" | "completed" | "failed" | "cancelled";
+                            datasetId: string;
+                            flowId: string;
+                            versions: {
+                                /** @enum {string} */
+                                variant: "a" | "b";
+                                flowVersion: number;
+                            }[];
+                            progress: {
+                                done: number;
+                                total: number;
+                            };
+                            requestedAt: string;
+                            finishedAt: string | null;
+                            datasetRevision: number;
+                            scorers: ({
+                                type: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            concurrency: number;
+                            failure: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            /** @description per version: pass rate, mean score, latency, tokens and cost of the runs, and what the judge used */
+                            summaries: {
+                                /** @enum {string} */
+                                variant: "a" | "b";
+                                flowVersion: number;
+                                cases: number;
+                                passed: number;
+                                failed: number;
+                                errored: number;
+                                passRate: number;
+                                meanScore: number;
+                                latencyMs: {
+                                    mean: number | null;
+                                    p50: number | null;
+                                    p95: number | null;
+                                };
+                                tokens: number;
+                                cost: number;
+                                judgeTokens: number;
+                                judgeCost: number;
+                            }[];
+                            /** @description with two versions: the evaluated one (a) minus the baseline (b); improved/regressed name cases */
+                            differences: {
+                                passRate: number;
+                                meanScore: number;
+                                latencyMeanMs: number | null;
+                                tokens: number;
+                                cost: number;
+                                improved: string[];
+                                regressed: string[];
+                                scoreChanged: string[];
+                            } | null;
+                            cases: {
+                                caseId: string;
+                                a: {
+                                    processId: string | null;
+                                    status: string;
+                                    output: unknown;
+                                    outputTruncated: boolean;
+                                    error: {
+                                        code: string;
+                                        message: string;
+                                    } | null;
+                                    scores: {
+                                        scorer: string;
+                                        score: number;
+                                        pass: boolean;
+                                        reason: string | null;
+                                    }[];
+                                    pass: boolean;
+                                    score: number;
+                                    latencyMs: number | null;
+                                    tokens: number;
+                                    cost: number;
+                                    judgeTokens: number;
+                                    judgeCost: number;
+                                } | null;
+                                b: {
+                                    processId: string | null;
+                                    status: string;
+                                    output: unknown;
+                                    outputTruncated: boolean;
+                                    error: {
+                                        code: string;
+                                        message: string;
+                                    } | null;
+                                    scores: {
+                                        scorer: string;
+                                        score: number;
+                                        pass: boolean;
+                                        reason: string | null;
+                                    }[];
+                                    pass: boolean;
+                                    score: number;
+                                    latencyMs: number | null;
+                                    tokens: number;
+                                    cost: number;
+                                    judgeTokens: number;
+                                    judgeCost: number;
+                                } | null;
+                                change: ("improved" | "regressed" | "same" | "score_changed") | null;
+                                scoreDelta: number | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description EVALUATION_NOT_FOUND (missing or another tenant's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description EVALUATION_FINISHED: it already ended */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getEvaluation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                evaluationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the evaluation and its report */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        evaluation: {
+                            id: string;
+                            /** @enum {string} */
+                            status: "running" | "completed" | "failed" | "cancelled";
+                            datasetId: string;
+                            flowId: string;
+                            versions: {
+                                /** @enum {string} */
+                                variant: "a" | "b";
+                                flowVersion: number;
+                            }[];
+                            progress: {
+                                done: number;
+                                total: number;
+                            };
+                            requestedAt: string;
+                            finishedAt: string | null;
+                            datasetRevision: number;
+                            scorers: ({
+                                type: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            concurrency: number;
+                            failure: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            /** @description per version: pass rate, mean score, latency, tokens and cost of the runs, and what the judge used */
+                            summaries: {
+                                /** @enum {string} */
+                                variant: "a" | "b";
+                                flowVersion: number;
+                                cases: number;
+                                passed: number;
+                                failed: number;
+                                errored: number;
+                                passRate: number;
+                                meanScore: number;
+                                latencyMs: {
+                                    mean: number | null;
+                                    p50: number | null;
+                                    p95: number | null;
+                                };
+                                tokens: number;
+                                cost: number;
+                                judgeTokens: number;
+                                judgeCost: number;
+                            }[];
+                            /** @description with two versions: the evaluated one (a) minus the baseline (b); improved/regressed name cases */
+                            differences: {
+                                passRate: number;
+                                meanScore: number;
+                                latencyMeanMs: number | null;
+                                tokens: number;
+                                cost: number;
+                                improved: string[];
+                                regressed: string[];
+                                scoreChanged: string[];
+                            } | null;
+                            cases: {
+                                caseId: string;
+                                a: {
+                                    processId: string | null;
+                                    status: string;
+                                    output: unknown;
+                                    outputTruncated: boolean;
+                                    error: {
+                                        code: string;
+                                        message: string;
+                                    } | null;
+                                    scores: {
+                                        scorer: string;
+                                        score: number;
+                                        pass: boolean;
+                                        reason: string | null;
+                                    }[];
+                                    pass: boolean;
+                                    score: number;
+                                    latencyMs: number | null;
+                                    tokens: number;
+                                    cost: number;
+                                    judgeTokens: number;
+                                    judgeCost: number;
+                                } | null;
+                                b: {
+                                    processId: string | null;
+                                    status: string;
+                                    output: unknown;
+                                    outputTruncated: boolean;
+                                    error: {
+                                        code: string;
+                                        message: string;
+                                    } | null;
+                                    scores: {
+                                        scorer: string;
+                                        score: number;
+                                        pass: boolean;
+                                        reason: string | null;
+                                    }[];
+                                    pass: boolean;
+                                    score: number;
+                                    latencyMs: number | null;
+                                    tokens: number;
+                                    cost: number;
+                                    judgeTokens: number;
+                                    judgeCost: number;
+                                } | null;
+                                change: ("improved" | "regressed" | "same" | "score_changed") | null;
+                                scoreDelta: number | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description EVALUATION_NOT_FOUND (missing or another tenant's) */
             404: {
                 headers: {
                     [name: string]: unknown;

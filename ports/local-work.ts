@@ -19,6 +19,8 @@ export interface LocalWork<R> {
   track(id: string, work: RunningWork<R>): void;
   /** How many are running here. */
   readonly size: number;
+  /** Aborts all of it and waits for each to end, at most `waitMs` (a service stopping). */
+  stopAll(waitMs: number): Promise<void>;
 }
 
 /** A service's registry of one kind of local work (a Map; nothing outside the process). */
@@ -36,6 +38,14 @@ export function localWork<R>(): LocalWork<R> {
     },
     get size() {
       return running.size;
+    },
+    async stopAll(waitMs) {
+      const works = [...running.values()];
+      for (const w of works) w.controller.abort();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)));
+      await Promise.race([Promise.allSettled(works.map((w) => w.done)), late]);
+      clearTimeout(timer);
     },
   };
 }

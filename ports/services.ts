@@ -106,6 +106,8 @@ export interface Services {
   agentTurns: LocalWork<unknown>;
   /** Assistant replies generating in this service, by reply id, each ending with the conversation as recorded (a cancel that lands here aborts it). */
   assistantReplies: LocalWork<{ state: ConversationState; position: number | null }>;
+  /** Evaluations running in this service, by evaluation id (commands/evals-run.ts): started once, stopped with the service. */
+  evaluations: LocalWork<void>;
   now(): Date;
   newId(): string;
 }

@@ -25,5 +25,6 @@ import { agentProjectors } from './agents.js';
 import { appDeployProjector } from './apps-deploy.js';
 import { extensionProjectors } from './extension.js';
 import { appInstanceProjectors } from './app-instances.js';
+import { evalsProjector } from './evals.js';
 
-export const allProjectors: Projector[] = [probesProjector, ...userProjectors, ...orgProjectors, ...cliProjectors, ...flowProjectors, runsProjector, runRetentionProjector, workflowsProjector, workersProjector, ...mcpProjectors, ...messagingProjectors, ...documentsProjectors, ...memoryProjectors, ...appsProjectors, ...webhooksProjectors, deadLettersProjector, systemTimersProjector, ...terminalProjectors, ...skillProjectors, ...assistantProjectors, ...agentProjectors, appDeployProjector, ...extensionProjectors, ...appInstanceProjectors, careersProjector, careersVacanciesProjector];
+export const allProjectors: Projector[] = [probesProjector, ...userProjectors, ...orgProjectors, ...cliProjectors, ...flowProjectors, runsProjector, runRetentionProjector, workflowsProjector, workersProjector, ...mcpProjectors, ...messagingProjectors, ...documentsProjectors, ...memoryProjectors, ...appsProjectors, ...webhooksProjectors, deadLettersProjector, systemTimersProjector, ...terminalProjectors, ...skillProjectors, ...assistantProjectors, ...agentProjectors, appDeployProjector, ...extensionProjectors, ...appInstanceProjectors, careersProjector, careersVacanciesProjector, evalsProjector];

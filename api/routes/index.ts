@@ -22,6 +22,7 @@ import { runDiffRoutes } from './runs-diff.js';
 import { runReplayRoutes } from './runs-replay.js';
 import { runStreamRoutes } from './runs-stream.js';
 import { workflowStreamRoutes } from './workflows-stream.js';
+import { evalRoutes } from './evals.js';
 import { workflowRoutes } from './workflows.js';
 import { publicTriggerRoutes } from './runs-public-triggers.js';
 import { socialAuthRoutes } from './signins.js';
@@ -75,6 +76,7 @@ export const allRoutes: RouteDef[] = [
   ...runDiffRoutes,
   ...runReplayRoutes,
   ...runStreamRoutes,
+  ...evalRoutes,
   ...workflowRoutes,
   ...workflowStreamRoutes,
   ...publicTriggerRoutes,

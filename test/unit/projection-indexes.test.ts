@@ -22,6 +22,7 @@ import {
   activeFlowProcesses, getProcess, latestFlowProcess, listFlowProcesses, listRunningProcesses, runRecoveryQueries, runsProjector,
 } from '../../projections/runs.js';
 import { getWorker, listWorkers } from '../../projections/workers.js';
+import { listDatasets, listEvaluations, runningEvaluations } from '../../projections/evals.js';
 import { pageWorkflows, workflowQueries } from '../../projections/workflows.js';
 
 interface Read {
@@ -137,6 +138,11 @@ export const QUERIES: Query[] = [
   { usedBy: 'workflow recovery consumer (running workflows)', call: (s) => workflowQueries(s).runningWorkflows(100) },
   { usedBy: 'GET /admin/dead-letters', call: (s) => listDeadLetters(s, {}, 20, null) },
   { usedBy: 'GET /admin/dead-letters?consumer=', call: (s) => listDeadLetters(s, { consumer: 'c' }, 20, null) },
+  { usedBy: 'GET /evals/datasets (personal)', call: (s) => listDatasets(s, { userId: 'u1', orgId: null, workspaceId: null }, { limit: 20, cursor: null }) },
+  { usedBy: 'GET /evals/datasets (organization)', call: (s) => listDatasets(s, { userId: 'u1', orgId: 'o1', workspaceId: 'w1' }, { limit: 20, cursor: null }) },
+  { usedBy: 'GET /evals/evaluations (personal)', call: (s) => listEvaluations(s, { userId: 'u1', orgId: null, workspaceId: null }, { limit: 20, cursor: null, datasetId: 'd1' }) },
+  { usedBy: 'GET /evals/evaluations (organization)', call: (s) => listEvaluations(s, { userId: 'u1', orgId: 'o1', workspaceId: 'w1' }, { limit: 20, cursor: null }) },
+  { usedBy: 'evaluation resume sweep (running evaluations)', call: (s) => runningEvaluations(s) },
 ];
 
 function runEvent(processId: string, revision: number): RecordedEvent {
