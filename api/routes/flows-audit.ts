@@ -94,7 +94,7 @@ async function requireVisibleStream(store: EventStore, flowId: string, scope: Fl
 }
 
 /** The flow as of `version`, folded from the log; 404 VERSION_NOT_FOUND beyond the stream. */
-async function flowAtVersion(store: EventStore, flowId: string, version: number) {
+export async function flowAtVersion(store: EventStore, flowId: string, version: number) {
   // Only the events up to that version are read and folded, from the newest kept snapshot at or
   // before it when there is one: old versions stay cheap, and so do recent ones of a long flow.
   const { state, folded } = await stateAtRevision(store, flowStreamId(flowId), flowDecider, version);

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { flowScopeOf } from '../../commands/flows.js';
 import { loadRun } from '../../commands/runs.js';
-import { stateAtRevision } from '../../commands/snapshots.js';
-import { flowDecider, flowStreamId, idSchema, isVisibleTo, type FlowState } from '../../domain/flows/index.js';
+import { idSchema, isVisibleTo, type FlowState } from '../../domain/flows/index.js';
+import { flowAtVersion } from './flows-audit.js';
 import { isFinished, planReplay, toRunDefinition } from '../../domain/runs/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import { runStateView } from '../../projections/runs.js';
@@ -25,8 +25,7 @@ const processNotFound = () => new DomainError('PROCESS_NOT_FOUND', 'process not 
 async function flowToReplay(input: AnyInput, flowId: string, version: number | undefined): Promise<FlowState> {
   const current = await runnableFlow(input, flowId);
   if (version === undefined) return current;
-  const { state, folded } = await stateAtRevision(input.services.eventStore, flowStreamId(flowId), flowDecider, version);
-  if (folded < version) throw new DomainError('VERSION_NOT_FOUND', `flow ${flowId} has no version ${version} (latest is ${folded})`, 'not_found', { latest: folded });
+  const state = await flowAtVersion(input.services.eventStore, flowId, version);
   if (state.deleted) throw new DomainError('VERSION_DELETED', `flow ${flowId} was deleted at version ${version}`, 'conflict', { version });
   return state;
 }
