@@ -10,6 +10,7 @@ import { allowedMethods } from './middleware/methods.js';
 import { StatusError } from './errors.js';
 import { httpMetrics } from './middleware/http-metrics.js';
 import { requestContext } from './middleware/request-context.js';
+import { tracing } from './middleware/tracing.js';
 import { mountAppsPublic } from './routes/apps-public.js';
 import { buildOpenApi } from './openapi.js';
 import type { RouteDef, RouteInput } from './route.js';
@@ -32,6 +33,7 @@ export function createApp(services: Services, routes: RouteDef[]): Koa {
   const docs = memo(() => docsPage(openapi()));
   const assets = memo(docsAssets);
 
+  app.use(tracing());
   // Previews and deployments of apps, outside /api, in front of Koa: static files answer without the API's middleware (api/routes/apps-public.ts).
   mountAppsPublic(app, services);
   app.use(httpMetrics(services.metrics));

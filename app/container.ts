@@ -56,6 +56,8 @@ import { createOutboundHttp } from '../infra/http/outbound.js';
 import { createRunExecutor, RunExecutions, type RunEnginePorts } from '../consumers/runs-executor.js';
 import { createMetricsRegistry } from '../infra/metrics/registry.js';
 import { instrumentLlmGateway } from '../infra/metrics/llm.js';
+import { traceLlmGateway } from '../infra/telemetry/llm.js';
+import { contentRecording } from '../commands/telemetry.js';
 import { readOrgLlmCredentials } from '../projections/orgs-queries.js';
 import { runRecoveryQueries } from '../projections/runs.js';
 import { workflowQueries } from '../projections/workflows.js';
@@ -162,7 +164,8 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
     messaging: createMessagingProviders(config),
     webhooks: createWebhooksRuntime({ config, logger, clock, eventStore, readStore, sealedBox, projectsLocally: projections.mode === 'local', outbound }),
     memory: memoryPorts(config, eventStore, readStore, logger, () => randomUUID()),
-    llm: instrumentLlmGateway(createLlmRegistry({
+    // Metrics, then a span per provider call (prompts on spans only for organizations that opted in, re-read every 10 s).
+    llm: traceLlmGateway(instrumentLlmGateway(createLlmRegistry({
       config,
       logger,
       credentials: {
@@ -170,7 +173,7 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
         // The log first only where the read store is a server away; the in-memory one answers faster than a log read.
         user: config.MONGODB_URL ? userLlmCredentials({ eventStore, readStore, sealedBox }) : (userId) => readUserLlmCredentials({ readStore, sealedBox }, userId),
       },
-    }), metrics),
+    }), metrics), contentRecording(eventStore, 10_000)),
     outbound,
     runs: createRunExecutor(() => runEngine, localWorkerId),
     runRecovery: runRecoveryQueries(readStore),

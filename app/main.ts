@@ -5,6 +5,7 @@ import { allRoutes } from '../api/routes/index.js';
 import { healthRoutes } from '../api/routes/health.js';
 import { metricsRoutes } from '../api/routes/metrics.js';
 import { allConsumers } from '../consumers/index.js';
+import { traced } from '../consumers/traced.js';
 import { startRunRecovery, type RunRecovery } from '../consumers/runs-recovery.js';
 import { startRunRetention } from '../consumers/runs-retention.js';
 import { startObjectSweep } from './object-sweep.js';
@@ -16,6 +17,7 @@ import { deadLetterRetrier } from '../consumers/operations-dead-letters.js';
 import { ConfigError, loadConfig, parseRole } from '../infra/config/index.js';
 import { buildServices, closeServices } from './container.js';
 import { createLogger } from '../infra/logger/pino.js';
+import { startTracing } from '../infra/telemetry/tracing.js';
 import type { RunningConsumer } from '../ports/bus.js';
 
 /** Starts the roles asked for; `all` (the default) is the whole service in one process. */
@@ -29,6 +31,8 @@ async function main() {
     process.exit(2);
   }
   const logger = createLogger(config.LOG_LEVEL);
+  // Before anything else, so the first request and the first consumed event are traced.
+  const tracing = startTracing(config, role, logger);
   const services = await buildServices(config, role, logger);
   const runsWorkers = role === 'all' || role === 'worker';
 
@@ -41,7 +45,7 @@ async function main() {
   if (runsWorkers) {
     services.bus.startRelay?.();
     const workerId = `${role}:${process.pid}`;
-    const handlers = allConsumers(services, workerId);
+    const handlers = allConsumers(services, workerId).map(traced);
     // The retrier re-delivers dead letters to these same handlers (POST /admin/dead-letters/{id}/retry).
     const retrier = deadLetterRetrier({ eventStore: services.eventStore, logger: services.logger, now: services.now }, workerId, handlers);
     for (const consumer of [...handlers, retrier]) consumers.push(await services.bus.start(consumer));
@@ -106,6 +110,7 @@ async function main() {
     evaluationResume?.stop();
     for (const consumer of consumers) await consumer.stop();
     await closeServices(services);
+    await tracing.shutdown();
     logger.info('stopped');
     process.exit(0);
   };

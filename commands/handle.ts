@@ -4,6 +4,7 @@ import { wasChecked, type DomainEvent, type EventMetadata } from '../domain/shar
 import { ConcurrencyError, type EventStore, type ExpectedRevision, type PendingStream } from '../ports/event-store.js';
 import { findSnapshot, saveSnapshot, snapshotDue } from './snapshots.js';
 import { oneWriterPerStream } from './stream-writers.js';
+import { currentTraceparent } from '../lib/tracing.js';
 
 /** Who and why: becomes the metadata of every event the command appends (`now` its `occurredAt`). */
 export interface CommandContext extends Omit<EventMetadata, 'occurredAt'> {
@@ -75,7 +76,7 @@ export class PreconditionFailedError extends DomainError {
 }
 
 export function metadataOf(context: CommandContext): EventMetadata {
-  return {
+  const metadata: EventMetadata = {
     actorId: context.actorId,
     orgId: context.orgId,
     workspaceId: context.workspaceId,
@@ -84,6 +85,10 @@ export function metadataOf(context: CommandContext): EventMetadata {
     requestId: context.requestId,
     occurredAt: context.now.toISOString(),
   };
+  // The span deciding this command: the consumer of the event continues its trace (lib/tracing.ts).
+  const traceparent = currentTraceparent();
+  if (traceparent) metadata.traceparent = traceparent;
+  return metadata;
 }
 
 const CACHE_LIMIT = 10_000;

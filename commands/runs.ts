@@ -126,6 +126,12 @@ export function cachedRun(store: EventStore, processId: string): RunState | unde
   return cachedState(store, runStreamId(processId), runDecider)?.state;
 }
 
+/** Where the run's stream stands as this process last saw it: its revision, and the global position when known. */
+export function cachedRunPosition(store: EventStore, processId: string): { streamId: string; revision: number; position: number | null } | undefined {
+  const cached = cachedState(store, runStreamId(processId), runDecider);
+  return cached ? { streamId: runStreamId(processId), revision: cached.revision, position: cached.position } : undefined;
+}
+
 // ---------------------------------------------------------------- Idempotency-Key
 
 /** A repeated Idempotency-Key answers the first run for this long; after it the key starts a new run. */

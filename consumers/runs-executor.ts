@@ -3,7 +3,8 @@ import { sleep } from '../lib/sleep.js';
 import { executeFlowCommand } from '../commands/flows.js';
 import type { CommandContext } from '../commands/handle.js';
 import { recordLlmSpend } from '../commands/orgs-budget.js';
-import { cachedRun, executeRunCommand, executeRunCommands, flushPendingRun, loadRun } from '../commands/runs.js';
+import { ATTR, eventAttributes, inSpan, markError } from '../lib/tracing.js';
+import { cachedRun, cachedRunPosition, executeRunCommand, executeRunCommands, flushPendingRun, loadRun } from '../commands/runs.js';
 import {
   conditionalResultOf,
   conditionsOf,
@@ -17,6 +18,7 @@ import {
   PURE_NODE_KINDS,
   recordedResult,
   RunInputError,
+  runStreamId,
   toHistoryUsage,
   type ConditionalResult,
   type NodeError,
@@ -208,193 +210,209 @@ export async function executeRun(ports: RunEnginePorts, processId: string, worke
     return loadRun(eventStore, processId);
   }
   const controller: AbortController = started;
-  const correlationId = randomUUID();
-  // A run this process just requested and claimed (a sync run) is held, or in the handler's cache, as it stands.
-  let run = (held() ? pending!.state : cachedRun(eventStore, processId)) ?? (await loadRun(eventStore, processId));
-  // Decisions on a held run are added to what it holds (HandleOptions.pending) until it is appended.
-  const onRun = { pending };
-  const kinds = nodeKindsFor(ports);
-  const llm = llmCapabilityFor(ports.llm, run.orgId, run.ownerId);
-  const inFlight = new Map<string, Promise<void>>();
-  const ctx = () => contextFor(clock, run, correlationId);
-  // A replay's reused nodes answer from the original run, read once (a finished run never changes).
-  const recording = run.replay ? await loadRun(eventStore, run.replay.of) : null;
+  // One span per execution of a run, in the trace of the request that asked for it (the event's
+  // traceparent, consumers/traced.ts); each node's span, and each LLM, tool and HTTP call in it, nests below.
+  return inSpan('flow.run', { attributes: { [ATTR.runId]: processId } }, async (runSpan) => {
+    const correlationId = randomUUID();
+    // A run this process just requested and claimed (a sync run) is held, or in the handler's cache, as it stands.
+    let run = (held() ? pending!.state : cachedRun(eventStore, processId)) ?? (await loadRun(eventStore, processId));
+    // Decisions on a held run are added to what it holds (HandleOptions.pending) until it is appended.
+    const onRun = { pending };
+    const kinds = nodeKindsFor(ports);
+    const llm = llmCapabilityFor(ports.llm, run.orgId, run.ownerId);
+    const inFlight = new Map<string, Promise<void>>();
+    const ctx = () => contextFor(clock, run, correlationId);
+    // A replay's reused nodes answer from the original run, read once (a finished run never changes).
+    const recording = run.replay ? await loadRun(eventStore, run.replay.of) : null;
 
-  /**
-   * Runs one node. Its start is recorded before it runs, except for a node that runs locally (see
-   * runsLocally) and finishes within the tick it started in: its start and its end are decided in
-   * turn and appended together, ONE append per node (the events stay NodeStarted + NodeCompleted
-   * or NodeFailed). A local node still running at the next turn records its start then.
-   */
-  async function runNode(nodeId: string, known: RunState) {
-    const node = graphIndex(known.definition).byId.get(nodeId)!;
-    const data = effectiveNodeData(node, known);
-    const reused = known.replay?.reuse.includes(nodeId) ? known.replay : null;
-    let attempt: number | null = null;
-    const recordStart = async () => {
-      const started = await executeRunCommand(eventStore, ctx(), processId, { type: 'StartNode', workerId, nodeId }, { fromCache: true, ...onRun });
-      // Durable before the node runs on: with whatever the run held before it, in the same append.
-      await flush();
-      attempt = nodeStateOf(started.state, nodeId)!.attempts;
-    };
-    // A reused node reaches nothing outside: it may finish before its start is durable, like a local one.
-    if (!reused && !runsLocally(kinds, node, data)) await recordStart();
-    const startedAt = clock.now().toISOString();
-    /** The node's end, with its start when that is not recorded yet. */
-    const recordEnd = (end: (attempt: number) => NodeEnd) => {
-      if (attempt !== null) return executeRunCommand(eventStore, ctx(), processId, end(attempt), { fromCache: true, ...onRun });
-      const endedAt = clock.now().toISOString();
-      return executeRunCommands(
-        eventStore,
-        ctx(),
-        processId,
-        [() => ({ type: 'StartNode', workerId, nodeId, at: startedAt }), (s) => ({ ...end(nodeStateOf(s, nodeId)!.attempts), at: endedAt }) as RunCommand as never],
-        { fromCache: true, ...onRun },
-      );
-    };
-    const time = nodeDeadline(controller.signal, settings.NODE_TIMEOUT_MS);
-    const signal = time.signal;
-    const begin = performance.now();
-    try {
-      const execution = (async () => {
-        if (reused) {
-          const recorded = recordedResult(recording, reused, nodeId);
-          if (!recorded) throw new RunInputError('REPLAY_RECORDING_GONE', `the replayed run ${reused.of} no longer holds the output of node ${nodeId}`);
-          return recorded;
-        }
-        const inputs = nodeInputs(known.definition, known, nodeId);
-        // Secret variables ({"$secret": …}) are opened here, in the process that runs the node, and nowhere else.
-        const variables = openSecretVariables(inputs.variables, (box) => ports.secrets.open(box));
-        const context = { ...inputs, variables, processId, flowId: run.flowId, orgId: run.orgId, workspaceId: run.workspaceId, userId: run.ownerId, signal, llm, sleep: sleepUnlessStopped };
-        return executeNodeKind(ports, kinds, { ...node, data }, context);
-      })();
-      if (attempt === null) {
-        let settled = false;
-        execution.then(
-          () => (settled = true),
-          () => (settled = true),
-        );
-        await nextTurn();
-        if (!settled) await recordStart(); // refused (the run moved on): what ran so far stayed in this process
-      }
-      let result: Awaited<typeof execution> | undefined;
-      let failure: { err: unknown } | null = null;
-      try {
-        result = await execution;
-      } catch (err) {
-        failure = { err };
-      }
-      const executionTime = Math.round(performance.now() - begin);
-      if (result) {
-        const { output, metadata, usage, conditionalResults } = result;
+    /**
+     * Runs one node. Its start is recorded before it runs, except for a node that runs locally (see
+     * runsLocally) and finishes within the tick it started in: its start and its end are decided in
+     * turn and appended together, ONE append per node (the events stay NodeStarted + NodeCompleted
+     * or NodeFailed). A local node still running at the next turn records its start then.
+     */
+    async function runNode(nodeId: string, known: RunState) {
+      const node = graphIndex(known.definition).byId.get(nodeId)!;
+      const data = effectiveNodeData(node, known);
+      const kindLabel = metricKindOf(data, kinds);
+      return inSpan(`flow.node ${kindLabel}`, { attributes: { [ATTR.runId]: processId, [ATTR.flowId]: run.flowId, [ATTR.nodeId]: nodeId, [ATTR.nodeKind]: kindLabel } }, async (nodeSpan) => {
+        /** The span ends with the node's last event: its status, stream revision and (once appended) log position. */
+        const noteEnd = (ended: { revision: number; position: number | null }, status: string, error?: string) => {
+          if (!nodeSpan) return;
+          nodeSpan.setAttributes({ [ATTR.status]: status, ...eventAttributes({ streamId: runStreamId(processId), revision: ended.revision, position: ended.position }) });
+          if (error) markError(nodeSpan, error);
+        };
+        const reused = known.replay?.reuse.includes(nodeId) ? known.replay : null;
+        let attempt: number | null = null;
+        const recordStart = async () => {
+          const started = await executeRunCommand(eventStore, ctx(), processId, { type: 'StartNode', workerId, nodeId }, { fromCache: true, ...onRun });
+          // Durable before the node runs on: with whatever the run held before it, in the same append.
+          await flush();
+          attempt = nodeStateOf(started.state, nodeId)!.attempts;
+        };
+        // A reused node reaches nothing outside: it may finish before its start is durable, like a local one.
+        if (!reused && !runsLocally(kinds, node, data)) await recordStart();
+        const startedAt = clock.now().toISOString();
+        /** The node's end, with its start when that is not recorded yet. */
+        const recordEnd = (end: (attempt: number) => NodeEnd) => {
+          if (attempt !== null) return executeRunCommand(eventStore, ctx(), processId, end(attempt), { fromCache: true, ...onRun });
+          const endedAt = clock.now().toISOString();
+          return executeRunCommands(
+            eventStore,
+            ctx(),
+            processId,
+            [() => ({ type: 'StartNode', workerId, nodeId, at: startedAt }), (s) => ({ ...end(nodeStateOf(s, nodeId)!.attempts), at: endedAt }) as RunCommand as never],
+            { fromCache: true, ...onRun },
+          );
+        };
+        const time = nodeDeadline(controller.signal, settings.NODE_TIMEOUT_MS);
+        const signal = time.signal;
+        const begin = performance.now();
         try {
-          await recordEnd((attempt) => ({ type: 'CompleteNode', workerId, nodeId, attempt, output, metadata, conditionalResults, usage, executionTime }));
-        } catch (err) {
-          if (!(err instanceof DomainError && err.code === 'OUTPUT_TOO_LARGE')) throw err;
-          await recordEnd((attempt) => ({ type: 'FailNode', workerId, nodeId, attempt, error: { code: err.code, message: err.message }, executionTime }));
+          const execution = (async () => {
+            if (reused) {
+              const recorded = recordedResult(recording, reused, nodeId);
+              if (!recorded) throw new RunInputError('REPLAY_RECORDING_GONE', `the replayed run ${reused.of} no longer holds the output of node ${nodeId}`);
+              return recorded;
+            }
+            const inputs = nodeInputs(known.definition, known, nodeId);
+            // Secret variables ({"$secret": …}) are opened here, in the process that runs the node, and nowhere else.
+            const variables = openSecretVariables(inputs.variables, (box) => ports.secrets.open(box));
+            const context = { ...inputs, variables, processId, flowId: run.flowId, orgId: run.orgId, workspaceId: run.workspaceId, userId: run.ownerId, signal, llm, sleep: sleepUnlessStopped };
+            return executeNodeKind(ports, kinds, { ...node, data }, context);
+          })();
+          if (attempt === null) {
+            let settled = false;
+            execution.then(
+              () => (settled = true),
+              () => (settled = true),
+            );
+            await nextTurn();
+            if (!settled) await recordStart(); // refused (the run moved on): what ran so far stayed in this process
+          }
+          let result: Awaited<typeof execution> | undefined;
+          let failure: { err: unknown } | null = null;
+          try {
+            result = await execution;
+          } catch (err) {
+            failure = { err };
+          }
+          const executionTime = Math.round(performance.now() - begin);
+          if (result) {
+            const { output, metadata, usage, conditionalResults } = result;
+            try {
+              noteEnd(await recordEnd((attempt) => ({ type: 'CompleteNode', workerId, nodeId, attempt, output, metadata, conditionalResults, usage, executionTime })), 'completed');
+            } catch (err) {
+              if (!(err instanceof DomainError && err.code === 'OUTPUT_TOO_LARGE')) throw err;
+              noteEnd(await recordEnd((attempt) => ({ type: 'FailNode', workerId, nodeId, attempt, error: { code: err.code, message: err.message }, executionTime })), 'failed', err.code);
+            }
+            ports.metrics?.observeNode(metricKindOf(data, kinds), executionTime / 1000, 'completed');
+            await afterNode(nodeId, 'completed', output, null, usage, executionTime);
+            return;
+          }
+          // A stop aborts in-flight calls; the node is not failed for it: the run ends as stopped.
+          if (controller.signal.aborted && !time.timedOut()) return;
+          const error = nodeErrorOf(failure!.err, signal, time.timedOut(), RUN_STOPPED);
+          noteEnd(await recordEnd((attempt) => ({ type: 'FailNode', workerId, nodeId, attempt, error, executionTime })), 'failed', `${error.code}: ${error.message}`);
+          ports.metrics?.observeNode(metricKindOf(data, kinds), executionTime / 1000, 'failed');
+          await afterNode(nodeId, 'failed', null, `${error.code}: ${error.message}`, null, executionTime);
+        } finally {
+          time.clear();
         }
-        ports.metrics?.observeNode(metricKindOf(data, kinds), executionTime / 1000, 'completed');
-        await afterNode(nodeId, 'completed', output, null, usage, executionTime);
-        return;
-      }
-      // A stop aborts in-flight calls; the node is not failed for it: the run ends as stopped.
-      if (controller.signal.aborted && !time.timedOut()) return;
-      const error = nodeErrorOf(failure!.err, signal, time.timedOut(), RUN_STOPPED);
-      await recordEnd((attempt) => ({ type: 'FailNode', workerId, nodeId, attempt, error, executionTime }));
-      ports.metrics?.observeNode(metricKindOf(data, kinds), executionTime / 1000, 'failed');
-      await afterNode(nodeId, 'failed', null, `${error.code}: ${error.message}`, null, executionTime);
-    } finally {
-      time.clear();
+      });
     }
-  }
 
-  /** Side effects outside the run stream; their failure never fails the run. */
-  async function afterNode(nodeId: string, status: 'completed' | 'failed', output: unknown, error: string | null, usage: NodeUsage | null, executionTime: number) {
-    const spends = usage !== null && usage.cost > 0 && run.orgId !== null;
-    // Nothing names the run outside its stream before the run is in the log (outside the try: a
-    // failed append is the run's failure, not a side effect's).
-    if (spends || run.saveToHistory) await flush();
-    try {
-      if (usage && usage.cost > 0 && run.orgId) {
-        await recordLlmSpend(eventStore, ctx(), { orgId: run.orgId, amountUsd: usage.cost, runId: processId, spendId: `${processId}:${nodeId}` });
+    /** Side effects outside the run stream; their failure never fails the run. */
+    async function afterNode(nodeId: string, status: 'completed' | 'failed', output: unknown, error: string | null, usage: NodeUsage | null, executionTime: number) {
+      const spends = usage !== null && usage.cost > 0 && run.orgId !== null;
+      // Nothing names the run outside its stream before the run is in the log (outside the try: a
+      // failed append is the run's failure, not a side effect's).
+      if (spends || run.saveToHistory) await flush();
+      try {
+        if (usage && usage.cost > 0 && run.orgId) {
+          await recordLlmSpend(eventStore, ctx(), { orgId: run.orgId, amountUsd: usage.cost, runId: processId, spendId: `${processId}:${nodeId}` });
+        }
+        if (run.saveToHistory) {
+          await executeFlowCommand(eventStore, ctx(), run.flowId, {
+            type: 'RecordNodeExecution', nodeId, entryId: ports.newId(), processId, status, output, error, usage: usage ? toHistoryUsage(usage) : null, executionTime,
+          });
+        }
+      } catch (err) {
+        logger.warn({ processId, nodeId, err: (err as Error).message }, 'recording a node execution outside the run failed');
       }
-      if (run.saveToHistory) {
-        await executeFlowCommand(eventStore, ctx(), run.flowId, {
-          type: 'RecordNodeExecution', nodeId, entryId: ports.newId(), processId, status, output, error, usage: usage ? toHistoryUsage(usage) : null, executionTime,
-        });
+    }
+
+    // RUN_TIMEOUT_MS counts from the request; the decider judges it (TimeOutRun) with the clock's time.
+    const deadline = () => Date.parse(run.requestedAt) + settings.RUN_TIMEOUT_MS;
+    // Between steps the run is what this process folded last (its own appends; a stop asked here):
+    // no stream read per node. The stream itself is read at least every POLL_MS, so a stop or a timeout
+    // recorded by another process is seen; an append on a stale state conflicts and reads anyway.
+    let readAt = performance.now();
+    const currentRun = async () => {
+      // A held run is not in the log: there is nothing another process could have written to it.
+      if (held()) return pending!.state;
+      const cached = performance.now() - readAt < POLL_MS ? cachedRun(eventStore, processId) : undefined;
+      if (cached) return cached;
+      readAt = performance.now();
+      return loadRun(eventStore, processId);
+    };
+    try {
+      for (;;) {
+        // Aborted (a stop, an agent's turn ending) while held: from here on the run is written and read like any other.
+        if (controller.signal.aborted) await flush();
+        run = await currentRun();
+        // Ended meanwhile (timed out here or by a worker's sweep): in-flight calls are aborted like on a stop.
+        if (run.exists && isFinished(run.status) && inFlight.size > 0) controller.abort(new Error(`the run is ${run.status}`));
+        if (!run.exists || isFinished(run.status) || run.workerId !== workerId) break;
+        if (clock.now().getTime() >= deadline()) {
+          await executeRunCommand(eventStore, ctx(), processId, { type: 'TimeOutRun', timeoutMs: settings.RUN_TIMEOUT_MS }, onRun);
+          continue;
+        }
+        if (run.stopRequested) controller.abort(new Error('stop requested'));
+        const steps = nextSteps(run.definition, run);
+        if (!controller.signal.aborted) {
+          for (const nodeId of steps.ready) {
+            if (inFlight.size >= settings.RUN_CONCURRENCY) break;
+            if (inFlight.has(nodeId)) continue;
+            const work = runNode(nodeId, run)
+              .catch((err) => {
+                // NODE_NOT_READY and friends: the run moved on (a stop, another worker); the next loop sees why.
+                if (!(err instanceof DomainError)) throw err;
+              })
+              .finally(() => inFlight.delete(nodeId));
+            inFlight.set(nodeId, work);
+          }
+        }
+        if (inFlight.size === 0) {
+          if (run.stopRequested) await executeRunCommand(eventStore, ctx(), processId, { type: 'ConfirmStop', workerId }, onRun);
+          else if (steps.ready.length === 0) break;
+          continue;
+        }
+        let timer: NodeJS.Timeout | undefined;
+        const pause = Math.max(1, Math.min(POLL_MS, deadline() - clock.now().getTime()));
+        await Promise.race([...inFlight.values(), new Promise((r) => (timer = setTimeout(r, pause)))]);
+        clearTimeout(timer);
       }
     } catch (err) {
-      logger.warn({ processId, nodeId, err: (err as Error).message }, 'recording a node execution outside the run failed');
-    }
-  }
-
-  // RUN_TIMEOUT_MS counts from the request; the decider judges it (TimeOutRun) with the clock's time.
-  const deadline = () => Date.parse(run.requestedAt) + settings.RUN_TIMEOUT_MS;
-  // Between steps the run is what this process folded last (its own appends; a stop asked here):
-  // no stream read per node. The stream itself is read at least every POLL_MS, so a stop or a timeout
-  // recorded by another process is seen; an append on a stale state conflicts and reads anyway.
-  let readAt = performance.now();
-  const currentRun = async () => {
-    // A held run is not in the log: there is nothing another process could have written to it.
-    if (held()) return pending!.state;
-    const cached = performance.now() - readAt < POLL_MS ? cachedRun(eventStore, processId) : undefined;
-    if (cached) return cached;
-    readAt = performance.now();
-    return loadRun(eventStore, processId);
-  };
-  try {
-    for (;;) {
-      // Aborted (a stop, an agent's turn ending) while held: from here on the run is written and read like any other.
-      if (controller.signal.aborted) await flush();
-      run = await currentRun();
-      // Ended meanwhile (timed out here or by a worker's sweep): in-flight calls are aborted like on a stop.
-      if (run.exists && isFinished(run.status) && inFlight.size > 0) controller.abort(new Error(`the run is ${run.status}`));
-      if (!run.exists || isFinished(run.status) || run.workerId !== workerId) break;
-      if (clock.now().getTime() >= deadline()) {
-        await executeRunCommand(eventStore, ctx(), processId, { type: 'TimeOutRun', timeoutMs: settings.RUN_TIMEOUT_MS }, onRun);
-        continue;
+      logger.error({ processId, err: (err as Error).message }, 'run execution failed');
+      await Promise.allSettled(inFlight.values());
+      try {
+        await executeRunCommand(eventStore, ctx(), processId, { type: 'FailRun', workerId, code: 'EXECUTION_ERROR', reason: (err as Error).message }, onRun);
+      } catch {
+        // Already finished, or the store is gone; a resume will look at it again.
       }
-      if (run.stopRequested) controller.abort(new Error('stop requested'));
-      const steps = nextSteps(run.definition, run);
-      if (!controller.signal.aborted) {
-        for (const nodeId of steps.ready) {
-          if (inFlight.size >= settings.RUN_CONCURRENCY) break;
-          if (inFlight.has(nodeId)) continue;
-          const work = runNode(nodeId, run)
-            .catch((err) => {
-              // NODE_NOT_READY and friends: the run moved on (a stop, another worker); the next loop sees why.
-              if (!(err instanceof DomainError)) throw err;
-            })
-            .finally(() => inFlight.delete(nodeId));
-          inFlight.set(nodeId, work);
-        }
-      }
-      if (inFlight.size === 0) {
-        if (run.stopRequested) await executeRunCommand(eventStore, ctx(), processId, { type: 'ConfirmStop', workerId }, onRun);
-        else if (steps.ready.length === 0) break;
-        continue;
-      }
-      let timer: NodeJS.Timeout | undefined;
-      const pause = Math.max(1, Math.min(POLL_MS, deadline() - clock.now().getTime()));
-      await Promise.race([...inFlight.values(), new Promise((r) => (timer = setTimeout(r, pause)))]);
-      clearTimeout(timer);
-    }
-  } catch (err) {
-    logger.error({ processId, err: (err as Error).message }, 'run execution failed');
-    await Promise.allSettled(inFlight.values());
-    try {
-      await executeRunCommand(eventStore, ctx(), processId, { type: 'FailRun', workerId, code: 'EXECUTION_ERROR', reason: (err as Error).message }, onRun);
-    } catch {
-      // Already finished, or the store is gone; a resume will look at it again.
-    }
-  } finally {
-    try {
-      // The run's end, and everything it held before it, in one append.
-      await flush();
     } finally {
-      executions.end(processId);
+      try {
+        // The run's end, and everything it held before it, in one append.
+        await flush();
+      } finally {
+        executions.end(processId);
+      }
     }
-  }
-  // The run as this loop left it (its own last append), unless the stream was not read for a while.
-  return (performance.now() - readAt < POLL_MS && cachedRun(eventStore, processId)) || loadRun(eventStore, processId);
+    // The run as this loop left it (its own last append), unless the stream was not read for a while.
+    const final = (performance.now() - readAt < POLL_MS && cachedRun(eventStore, processId)) || (await loadRun(eventStore, processId));
+    runSpan?.setAttributes({ [ATTR.status]: final.status, [ATTR.flowId]: final.flowId, ...eventAttributes(cachedRunPosition(eventStore, processId)) });
+    if (runSpan && (final.status === 'failed' || final.status === 'timed_out')) markError(runSpan, `the run ${final.status}`);
+    return final;
+  });
 }

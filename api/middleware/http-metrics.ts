@@ -18,7 +18,7 @@ export function httpMetrics(metrics: Metrics): Middleware {
   };
 }
 
-function routeOf(template: unknown, matched: unknown): string {
+export function routeOf(template: unknown, matched: unknown): string {
   if (typeof template === 'string') return template;
   if (typeof matched === 'string') return matched.replace(/^\/api(?=\/|$)/, '').replace(/:(\w+)/g, '{$1}') || '/';
   return 'unmatched';

@@ -13,6 +13,7 @@ import { apiKeyRoutes } from './users-api-keys.js';
 import { authRoutes } from './users-auth.js';
 import { cliRoutes } from './cli.js';
 import { cliLlmRoutes } from './cli-llm.js';
+import { telemetryRoutes } from './telemetry.js';
 import { cliLlmCountRoutes } from './cli-llm-count.js';
 import { healthRoutes } from './health.js';
 import { orgRoutes } from './orgs.js';
@@ -66,6 +67,7 @@ export const allRoutes: RouteDef[] = [
   ...orgRoutes,
   ...cliRoutes,
   ...cliLlmRoutes,
+  ...telemetryRoutes,
   ...cliLlmCountRoutes,
   ...flowRoutes,
   ...nodeRoutes,

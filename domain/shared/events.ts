@@ -9,6 +9,8 @@ export interface EventMetadata {
   causationId: string | null;
   requestId: string | null;
   occurredAt: string;
+  /** W3C trace context of the span that wrote the event; present only while tracing is on (README, "Tracing"). */
+  traceparent?: string;
 }
 
 /** An event as a decider produces it: no id, no position yet. */

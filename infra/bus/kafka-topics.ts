@@ -10,7 +10,8 @@ import type { RecordedEvent } from '../../domain/shared/events.js';
  * - message value: UTF-8 JSON of the whole RecordedEvent
  *   `{id, type, streamId, revision, position, schemaVersion, data, metadata}`;
  * - headers (UTF-8 strings): `event-id`, `event-type`, `stream-id`, `revision`, `position`,
- *   `schema-version`, so routers can filter without parsing the value.
+ *   `schema-version`, so routers can filter without parsing the value; `traceparent` (W3C trace
+ *   context of the span that wrote the event) when tracing was on, so a subscriber can continue the trace.
  *
  * Delivery is at least once: the relay can publish an event twice after a failure (a retried
  * batch under a new producer id), so subscribers de-duplicate by `event-id` or by
@@ -27,6 +28,7 @@ export const HEADER = {
   revision: 'revision',
   position: 'position',
   schemaVersion: 'schema-version',
+  traceparent: 'traceparent',
 } as const;
 
 // Kafka's own rule for topic names; a category that breaks it would be unpublishable.
@@ -49,6 +51,7 @@ export function encodeEvent(event: RecordedEvent): Message {
       [HEADER.revision]: String(event.revision),
       [HEADER.position]: String(event.position),
       [HEADER.schemaVersion]: String(event.schemaVersion),
+      ...(event.metadata?.traceparent ? { [HEADER.traceparent]: event.metadata.traceparent } : {}),
     },
   };
 }

@@ -11,6 +11,7 @@ import { terminalsConfigShape } from './terminals.js';
 import { agentsConfigShape } from './agents.js';
 import { extensionConfigShape } from './extension.js';
 import { assistantConfigProblems, assistantConfigShape } from './assistant.js';
+import { telemetryConfigProblems, telemetryConfigShape } from './telemetry.js';
 import { rateLimiterConfigShape } from './rate-limiter.js';
 import { appsConfigShape } from './apps.js';
 import { objectsConfigShape } from './objects.js';
@@ -162,6 +163,7 @@ export const configSchema = z.object({
   ...appsConfigShape,
   ...objectsConfigShape,
   ...careersConfigShape,
+  ...telemetryConfigShape,
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -185,7 +187,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   } catch (err) {
     throw new ConfigError([(err as Error).message]);
   }
-  const problems = assistantConfigProblems(parsed.data);
+  const problems = [...assistantConfigProblems(parsed.data), ...telemetryConfigProblems(parsed.data)];
   if (problems.length > 0) throw new ConfigError(problems);
   return parsed.data;
 }

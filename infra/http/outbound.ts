@@ -5,6 +5,7 @@ import { isIP } from 'node:net';
 import { classifyAddress, isRefusedAddress } from './address-policy.js';
 import { bareHost, PinnedAgentPool, pinnedLookup, type PinnedPoolOptions } from './pinned-pool.js';
 import { OutboundError, type OutboundHttp, type OutboundInit, type OutboundResponse } from '../../ports/outbound-http.js';
+import { inSpan, injectTraceHeaders, markError, SpanKind, tracingEnabled } from '../../lib/tracing.js';
 
 export { classifyAddress, isRefusedAddress, type AddressClass } from './address-policy.js';
 
@@ -218,7 +219,21 @@ export function createOutboundHttp(options: OutboundHttpOptions = {}): OutboundH
     }
   }
 
-  async function fetch(rawUrl: string, init: OutboundInit): Promise<OutboundResponse> {
+  /** A CLIENT span per call (redirects included), whose context goes out as `traceparent`; the URL is recorded without its query. */
+  function fetch(rawUrl: string, init: OutboundInit): Promise<OutboundResponse> {
+    if (!tracingEnabled()) return fetchOnce(rawUrl, init);
+    const method = (init.method ?? 'GET').toUpperCase();
+    const url = URL.canParse(rawUrl) ? new URL(rawUrl) : null;
+    const attributes = { 'http.request.method': method, ...(url ? { 'server.address': url.hostname, 'url.full': `${url.origin}${url.pathname}` } : {}) };
+    return inSpan(method, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+      const response = await fetchOnce(rawUrl, { ...init, headers: injectTraceHeaders({ ...(init.headers ?? {}) }) });
+      span?.setAttribute('http.response.status_code', response.status);
+      if (response.status >= 500) markError(span!, `HTTP ${response.status}`);
+      return response;
+    });
+  }
+
+  async function fetchOnce(rawUrl: string, init: OutboundInit): Promise<OutboundResponse> {
     const method = (init.method ?? 'GET').toUpperCase();
     const maxBytes = init.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     const maxRedirects = init.maxRedirects ?? DEFAULT_MAX_REDIRECTS;

@@ -6,6 +6,7 @@ import type { Config } from '../config/index.js';
 import { McpClientError, toClientError } from './client-errors.js';
 import { capResourceContents, capToolContent, type ResourceItem } from './client-limits.js';
 import { openTransport, type OpenedClient } from './transport-open.js';
+import { currentTraceparent, inSpan, markError, SpanKind, tracingEnabled } from '../../lib/tracing.js';
 
 import type {
   McpCallOptions,
@@ -249,7 +250,24 @@ class Connection implements McpConnection {
     }
   }
 
-  async callTool(name: string, args: Record<string, unknown>, opts: McpCallOptions): Promise<McpToolResult> {
+  /**
+   * A span per call (GenAI `execute_tool`, MCP `tools/call`); its trace context also rides in the
+   * request's `_meta` (`traceparent`), where the MCP semantic conventions put it for any transport.
+   */
+  callTool(name: string, args: Record<string, unknown>, opts: McpCallOptions): Promise<McpToolResult> {
+    if (!tracingEnabled()) return this.callToolOnce(name, args, opts);
+    const attributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': name, 'mcp.method.name': 'tools/call', 'mcp.server.name': this.identity.name };
+    return inSpan(`execute_tool ${name}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+      const result = await this.callToolOnce(name, args, opts);
+      if (result.isError) {
+        span?.setAttribute('error.type', 'tool_error');
+        markError(span!, 'the tool answered isError');
+      }
+      return result;
+    });
+  }
+
+  private async callToolOnce(name: string, args: Record<string, unknown>, opts: McpCallOptions): Promise<McpToolResult> {
     this.ensureOpen(`calling ${name}`);
     const started = performance.now();
     // A progress token is sent only when someone listens (see interceptProgress).
@@ -265,7 +283,9 @@ class Connection implements McpConnection {
     }
     let result: Awaited<ReturnType<Client['callTool']>>;
     try {
-      result = await this.client.callTool({ name, arguments: args, ...(progressToken ? { _meta: { progressToken } } : {}) }, undefined, { timeout: opts.timeoutMs, signal: opts.signal });
+      const traceparent = currentTraceparent();
+      const meta = { ...(progressToken ? { progressToken } : {}), ...(traceparent ? { traceparent } : {}) };
+      result = await this.client.callTool({ name, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) }, undefined, { timeout: opts.timeoutMs, signal: opts.signal });
     } catch (err) {
       throw toClientError(err, `calling ${name}`, { timeoutMs: opts.timeoutMs, signal: opts.signal });
     } finally {

@@ -5,6 +5,7 @@ import { isIP, type LookupFunction } from 'node:net';
 import { Readable } from 'node:stream';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { classifyAddress, isRefusedAddress, OutboundError } from '../http/outbound.js';
+import { injectTraceHeaders } from '../../lib/tracing.js';
 
 /**
  * The fetch the MCP HTTP and SSE transports use: the outbound rule of infra/http/outbound.ts
@@ -107,6 +108,8 @@ export function guardedFetch(allowPrivateNetwork: boolean, maxPostResponseBytes 
       headers[name] = value;
     });
     if (body !== undefined) headers['content-length'] = String(body.length);
+    // The calling span (a tool call) continues on the server when it reads W3C trace context.
+    injectTraceHeaders(headers);
     const method = (init.method ?? 'GET').toUpperCase();
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     const signal = init.signal ?? undefined;

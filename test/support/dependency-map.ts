@@ -17,6 +17,7 @@ export const SHARED_FILES: Readonly<Record<string, string>> = {
   'projections/projector.ts': 'the projector type and helpers every projection uses',
   'projections/folded-docs.ts': 'one document per stream holding its folded state, written once per batch (runs, workflows)',
   'consumers/index.ts': 'the list of all consumers the worker role starts',
+  'consumers/traced.ts': 'runs any consumer inside the trace its event names (tracing, every context)',
   'api/routes/index.ts': 'the route table that mounts every router',
   'api/routes/health.ts': 'liveness and readiness of the process, not of a context',
   'api/routes/pagination.ts': 'the `limit`/`cursor` schema every list route uses',

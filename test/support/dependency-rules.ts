@@ -93,6 +93,13 @@ export const ADAPTER_PACKAGES: readonly string[] = [
   'jose',
   '@modelcontextprotocol/sdk',
   'pino',
+  // The OpenTelemetry SDK and exporters (infra/telemetry); instrumented code imports only @opentelemetry/api, through lib/tracing.ts.
+  '@opentelemetry/sdk-trace',
+  '@opentelemetry/context-async-hooks',
+  '@opentelemetry/core',
+  '@opentelemetry/resources',
+  '@opentelemetry/exporter-trace-otlp-proto',
+  '@opentelemetry/exporter-trace-otlp-http',
 ];
 
 /** Node built-ins `domain/` may import; empty on purpose (see above). */
