@@ -1,4 +1,5 @@
 import { isLlmAbort, type LlmMessage, type LlmProvider, type LlmToolCall, type LlmToolResult, type LlmUsage } from '../ports/llm.js';
+import { inSpan } from '../lib/tracing.js';
 
 /**
  * The tool-calling loop: model → tool calls (run concurrently) → model … until the model answers
@@ -352,7 +353,8 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
           continue;
         }
         const started = performance.now();
-        const running = tool.run(call.input, controller.signal).then(
+        const toolAttributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': call.name, 'gen_ai.tool.call.id': call.id };
+        const running = inSpan(`execute_tool ${call.name}`, { attributes: toolAttributes }, () => tool.run(call.input, controller.signal)).then(
           (value) => ({ content: resultText(value), isError: false }),
           (err) => ({ content: resultText(errorText(err)), isError: true }),
         );

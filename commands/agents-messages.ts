@@ -9,6 +9,7 @@ import type { LocalWork } from '../ports/local-work.js';
 import type { Logger } from '../ports/logger.js';
 import type { AppendWatch, StreamSignals } from '../ports/stream-signals.js';
 import { sleep } from '../lib/sleep.js';
+import { ATTR, eventAttributes, inSpan } from '../lib/tracing.js';
 import { runAgentLoop, type AgentTool, type LoopEvent, type LoopOutcome } from './agents-loop.js';
 import { resolveAgentTools, type AgentToolPorts } from './agents-tools.js';
 import { estimateTokens, historyWithin, userText } from './agents-history.js';
@@ -169,7 +170,9 @@ export async function sendAgentMessage(ports: AgentTurnPorts, context: CommandCo
     ...history.messages,
     { role: 'user', content: userText({ content: input.content, attachments: input.attachments }) },
   ];
-  turn.done = (async () => {
+  // One span per turn (GenAI `invoke_agent`): the model calls and tool runs of the loop nest below it.
+  const turnAttributes = { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.id': input.agentId, 'gen_ai.agent.name': agent.name, 'gen_ai.conversation.id': input.sessionId, 'gen_ai.request.model': agent.model, [ATTR.sessionId]: input.sessionId, ...eventAttributes({ streamId: agentSessionStreamId(input.sessionId), revision: received.revision, position: received.position }) };
+  turn.done = inSpan(`invoke_agent ${agent.name}`, { attributes: turnAttributes }, async (turnSpan) => {
     let outcome: LoopOutcome | null = null;
     try {
       outcome = await runAgentLoop({
@@ -208,8 +211,9 @@ export async function sendAgentMessage(ports: AgentTurnPorts, context: CommandCo
     } finally {
       turn.listeners.clear();
     }
+    if (outcome) turnSpan?.setAttributes({ 'gen_ai.usage.input_tokens': outcome.usage.promptTokens, 'gen_ai.usage.output_tokens': outcome.usage.completionTokens, 'gen_ai.response.finish_reasons': [outcome.finishReason] });
     return outcome;
-  })();
+  });
   // Known to this service until it ends (a cancel or a delete that lands here aborts it at once).
   ports.turns.track(messageId, turn);
   // A cancel that lands on another process is only in the log: follow it from here.

@@ -9,6 +9,7 @@ import type { EventStore } from '../ports/event-store.js';
 import type { Logger } from '../ports/logger.js';
 import type { HeldConnection, McpConnection, McpRuntime, McpSettings } from '../ports/mcp.js';
 import type { SecretSealer } from '../ports/secret-sealer.js';
+import { ATTR } from '../lib/tracing.js';
 
 /**
  * The worker side of MCP: opens and closes connections and serves calls, recording every outcome
@@ -241,6 +242,8 @@ export class McpWorker {
           const result = await connection.callTool(d.toolName, JSON.parse(d.arguments) as Record<string, unknown>, {
             timeoutMs: d.timeoutMs,
             signal: abort.signal,
+            // The run's ids on the call's span: its parent (the node) is in the process that asked.
+            spanAttributes: { [ATTR.runId]: d.processId ?? undefined, [ATTR.nodeId]: d.nodeId ?? undefined, [ATTR.eventStream]: recorded.streamId, [ATTR.eventPosition]: recorded.position },
             onProgress: (p) => {
               if (++progressEvents > MAX_PROGRESS_EVENTS) return;
               const event: McpEvent = { type: 'McpToolCallProgressed', data: { requestId, progress: p.progress, total: p.total ?? null, message: p.message ?? null, at: at() } };

@@ -11,6 +11,7 @@ import type { WorkflowTimers } from '../ports/workflows.js';
 import { abortableSleep, executeNodeKind, nodeDeadline, nodeErrorOf, type RunEnginePorts } from './runs-executor.js';
 import { nodeKindsFor } from './runs-kinds/index.js';
 import { llmCapabilityFor } from './runs-llm.js';
+import { ATTR, inSpan, linksTo, tracingEnabled } from '../lib/tracing.js';
 
 export interface WorkflowWorkerPorts extends Omit<RunEnginePorts, 'executions'> {
   timers: WorkflowTimers;
@@ -93,6 +94,7 @@ export async function drive(ports: WorkflowWorkerPorts, inFlight: WorkflowsInFli
   const ready = nextSteps(state.exec.definition, state.exec).ready.filter((id) => !isWorkflowKind(nodeKindOf(state, id)));
   if (ready.length === 0) return;
   const correlationId = cause?.metadata.correlationId ?? randomUUID();
+  const trace = await traceOf(ports, workflowId, cause);
   for (const nodeId of ready) {
     const executing = inFlight.nodes(workflowId);
     if (executing.has(nodeId)) continue;
@@ -110,7 +112,7 @@ export async function drive(ports: WorkflowWorkerPorts, inFlight: WorkflowsInFli
     }
     const slot = inFlight.slot(workflowId);
     slot.nodes.add(nodeId);
-    void runNode(ports, started.state, nodeId, slot.controller.signal, correlationId)
+    void runNode(ports, started.state, nodeId, slot.controller.signal, correlationId, trace)
       .catch((err) => ports.logger.error({ workflowId, nodeId, err: (err as Error).message }, 'workflow node failed to record'))
       .finally(() => inFlight.nodeEnded(workflowId, slot, nodeId));
   }
@@ -172,8 +174,34 @@ const workflowMetricKind = (state: WorkflowState, nodeId: string) => `workflow:$
 const WORKFLOW_CANCELED = 'the workflow was canceled';
 const sleepUnlessCanceled = abortableSleep(WORKFLOW_CANCELED);
 
+/**
+ * Where a workflow's node spans go: the trace of the request that started the workflow (its first
+ * event's traceparent, read once per workflow and remembered), linked to what caused this step (a
+ * signal, a timer, the previous node) — one trace per workflow however long it lives.
+ */
+const startTraces = new Map<string, string | null>();
+async function traceOf(ports: WorkflowWorkerPorts, workflowId: string, cause: RecordedEvent | undefined): Promise<NodeTrace | undefined> {
+  if (!tracingEnabled()) return undefined;
+  let start = startTraces.get(workflowId);
+  if (start === undefined) {
+    const [first] = await ports.eventStore.readStream(`workflow-${workflowId}`, { maxCount: 1 });
+    start = first?.metadata.traceparent ?? null;
+    if (startTraces.size >= 10_000) startTraces.clear();
+    startTraces.set(workflowId, start);
+  }
+  const causedBy = cause?.metadata.traceparent;
+  return { traceparent: start ?? causedBy, links: start && causedBy && causedBy !== start ? linksTo(causedBy) : [], cause };
+}
+type NodeTrace = { traceparent: string | undefined; links: ReturnType<typeof linksTo>; cause: RecordedEvent | undefined };
+
 /** One regular node, executed like a run's node (same kinds, conditions, timeout), recorded on the workflow. */
-async function runNode(ports: WorkflowWorkerPorts, state: WorkflowState, nodeId: string, abort: AbortSignal, correlationId: string) {
+function runNode(ports: WorkflowWorkerPorts, state: WorkflowState, nodeId: string, abort: AbortSignal, correlationId: string, trace?: NodeTrace) {
+  const kind = nodeKindOf(state, nodeId) ?? 'default';
+  const attributes = { [ATTR.workflowId]: state.workflowId, [ATTR.flowId]: state.flowId, [ATTR.nodeId]: nodeId, [ATTR.nodeKind]: kind, ...(trace?.cause ? { [ATTR.eventType]: trace.cause.type, [ATTR.eventPosition]: trace.cause.position } : {}) };
+  return inSpan(`workflow.node ${kind}`, { attributes, traceparent: trace?.traceparent, links: trace?.links }, () => runWorkflowNode(ports, state, nodeId, abort, correlationId));
+}
+
+async function runWorkflowNode(ports: WorkflowWorkerPorts, state: WorkflowState, nodeId: string, abort: AbortSignal, correlationId: string) {
   const workflowId = state.workflowId;
   const attempt = nodeStateOf(state.exec, nodeId)!.attempts;
   const node = graphIndex(state.exec.definition).byId.get(nodeId)!;

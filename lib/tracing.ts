@@ -131,3 +131,10 @@ export function eventAttributes(at: { streamId: string; revision: number; positi
   if (!at) return {};
   return { [ATTR.eventStream]: at.streamId, [ATTR.eventRevision]: at.revision, ...(at.position !== null ? { [ATTR.eventPosition]: at.position } : {}) };
 }
+
+/** A link to the span a `traceparent` names (what caused work that belongs to another trace); none when there is none. */
+export function linksTo(traceparent: string | undefined): Link[] {
+  if (!enabled || !traceparent) return [];
+  const spanContext = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, { traceparent }));
+  return spanContext ? [{ context: spanContext }] : [];
+}

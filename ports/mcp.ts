@@ -73,6 +73,8 @@ export interface McpCallOptions {
   timeoutMs: number;
   signal?: AbortSignal;
   onProgress?: (p: { progress: number; total?: number; message?: string }) => void;
+  /** Attributes for the call's trace span (the run and node it serves); never arguments or results. */
+  spanAttributes?: Record<string, string | number | undefined>;
 }
 
 /** One open connection. Errors carry a stable `code` (MCP_TIMEOUT, MCP_PROTOCOL_ERROR, OUTBOUND_…). */

@@ -251,13 +251,13 @@ class Connection implements McpConnection {
   }
 
   /**
-   * A span per call (GenAI `execute_tool`, MCP `tools/call`); its trace context also rides in the
+   * A CLIENT span per call, named as the MCP conventions say (`tools/call get-sum`); its trace context also rides in the
    * request's `_meta` (`traceparent`), where the MCP semantic conventions put it for any transport.
    */
   callTool(name: string, args: Record<string, unknown>, opts: McpCallOptions): Promise<McpToolResult> {
     if (!tracingEnabled()) return this.callToolOnce(name, args, opts);
-    const attributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': name, 'mcp.method.name': 'tools/call', 'mcp.server.name': this.identity.name };
-    return inSpan(`execute_tool ${name}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    const attributes = { ...opts.spanAttributes, 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': name, 'mcp.method.name': 'tools/call', 'mcp.server.name': this.identity.name };
+    return inSpan(`tools/call ${name}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
       const result = await this.callToolOnce(name, args, opts);
       if (result.isError) {
         span?.setAttribute('error.type', 'tool_error');

@@ -1,4 +1,4 @@
-import { context, propagation, trace } from '@opentelemetry/api';
+import { context, propagation, trace, type Context } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -12,8 +12,10 @@ import {
   TraceIdRatioBasedSampler,
   TracerProvider,
   type Sampler,
+  type Span,
+  type SpanProcessor,
 } from '@opentelemetry/sdk-trace';
-import { setTracingEnabled } from '../../lib/tracing.js';
+import { ATTR, setTracingEnabled } from '../../lib/tracing.js';
 import type { Logger } from '../../ports/logger.js';
 import type { Config } from '../config/index.js';
 
@@ -74,6 +76,21 @@ export function samplerOf(config: Pick<TracingConfig, 'OTEL_TRACES_SAMPLER' | 'O
   }
 }
 
+/** The ids a child span takes from its parent in this process, so an LLM, tool or HTTP span names its run, workflow or agent session too. */
+const INHERITED = [ATTR.runId, ATTR.workflowId, ATTR.sessionId, ATTR.flowId, ATTR.nodeId] as const;
+
+export const inheritIds: SpanProcessor = {
+  onStart(span: Span, parentContext: Context) {
+    const parent = trace.getSpan(parentContext) as Partial<Span> | undefined;
+    const from = parent?.attributes;
+    if (!from) return; // a remote parent (another process): its ids came with the event, on the span that continues it
+    for (const key of INHERITED) if (from[key] !== undefined && span.attributes[key] === undefined) span.setAttribute(key, from[key]);
+  },
+  onEnd() {},
+  forceFlush: async () => {},
+  shutdown: async () => {},
+};
+
 /** Starts tracing for this process (once); `role` and the process id go into the resource. */
 export function startTracing(config: TracingConfig, role: string, logger: Logger): Tracing {
   if (!tracingWanted(config)) return OFF;
@@ -94,7 +111,7 @@ export function startTracing(config: TracingConfig, role: string, logger: Logger
     maxExportBatchSize: config.OTEL_BSP_MAX_EXPORT_BATCH_SIZE,
     exportTimeoutMillis: config.OTEL_BSP_EXPORT_TIMEOUT,
   });
-  const provider = new TracerProvider({ resource, sampler: samplerOf(config), spanProcessors: [processor] });
+  const provider = new TracerProvider({ resource, sampler: samplerOf(config), spanProcessors: [inheritIds, processor] });
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(provider);
