@@ -230,4 +230,51 @@ describe('tracing over OTLP to a real collector (distributed, API and worker in 
     expect(output[0]).to.include({ role: 'assistant', finish_reason: 'stop' });
     expect(output[0].parts[0].type).to.equal('text');
   });
+
+  it('a workflow is one trace however it goes on (a signal is a link), and an agent turn nests its model call', async () => {
+    const api = group.processes[0]!.baseUrl;
+    const user = await registerUser(api);
+    const as = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => call(api, method, path, body, { ...user.auth, ...headers });
+    const flow = await as('POST', '/flows', { name: 'traced workflow' });
+    const flowId = flow.body.flow?.id ?? flow.body.id;
+    const ids: string[] = [];
+    for (const [i, data] of [{ nodeType: 'transform', template: 'before' }, { nodeType: 'wait_signal', signalName: 'go' }, { nodeType: 'transform', template: 'after' }].entries()) {
+      const n = await as('POST', `/flows/${flowId}/nodes`, { type: 'custom', position: { x: i * 100, y: 0 }, data });
+      expect(n.status, n.text).to.equal(201);
+      ids.push(n.body.node?.id ?? n.body.id);
+      if (i > 0) expect((await as('POST', `/flows/${flowId}/connections`, { source: ids[i - 1], target: ids[i] })).status).to.equal(201);
+    }
+    const startTrace = randomBytes(16).toString('hex');
+    const started = await as('POST', '/workflows', { flowId }, { traceparent: `00-${startTrace}-${randomBytes(8).toString('hex')}-01` });
+    expect(started.status, started.text).to.equal(201);
+    const workflowId = started.body.workflow.id;
+    await waitUntil('the workflow waiting on its signal', async () => (await as('GET', `/workflows/${workflowId}`)).body.workflow?.waitingOn?.kind === 'signal', 30_000);
+    const signalTrace = randomBytes(16).toString('hex');
+    const signalled = await as('POST', `/workflows/${workflowId}/signal`, { name: 'go' }, { traceparent: `00-${signalTrace}-${randomBytes(8).toString('hex')}-01` });
+    expect(signalled.status, signalled.text).to.equal(202);
+    await waitUntil('the workflow completed', async () => (await as('GET', `/workflows/${workflowId}`)).body.workflow?.status === 'COMPLETED', 30_000);
+
+    const spans = await waitForTrace(spansFile!, startTrace, (s) => s.filter((x) => x.name === 'workflow.node transform').length >= 2);
+    const nodes = spans.filter((x) => x.name === 'workflow.node transform');
+    expect(nodes.map((n) => n.attributes['flows.workflow.id'])).to.deep.equal([workflowId, workflowId]);
+    expect(nodes.every((n) => n.resource['flows.role'] === 'worker'), 'the worker runs workflow nodes').to.equal(true);
+    const afterSignal = nodes.find((n) => n.attributes['flows.node.id'] === ids[2])!;
+    expect(afterSignal, 'the node after the signal is in the start trace').to.not.equal(undefined);
+    expect(afterSignal.links.map((l) => l.traceId), 'linked to the signal request').to.include(signalTrace);
+    expect(afterSignal.attributes['flows.event.position']).to.be.a('number');
+
+    const agent = await as('POST', '/agents', { name: 'Tracer', provider: 'openai', model: 'gpt-4o-mini' });
+    expect(agent.status, agent.text).to.equal(201);
+    const session = await as('POST', `/agents/${agent.body.agent.id}/sessions`, {});
+    const turnTrace = randomBytes(16).toString('hex');
+    const turn = await as('POST', `/agents/${agent.body.agent.id}/sessions/${session.body.session.id}/messages`, { content: 'hello' }, { traceparent: `00-${turnTrace}-${randomBytes(8).toString('hex')}-01` });
+    expect(turn.status, turn.text).to.be.oneOf([200, 201]);
+    const turnSpans = await waitForTrace(spansFile!, turnTrace, (s) => s.some((x) => x.name === 'invoke_agent Tracer') && s.some((x) => x.name === 'chat gpt-4o-mini'));
+    const invoke = turnSpans.find((x) => x.name === 'invoke_agent Tracer')!;
+    expect(invoke.attributes).to.include({ 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.id': agent.body.agent.id, 'gen_ai.conversation.id': session.body.session.id });
+    expect(invoke.attributes['gen_ai.usage.output_tokens']).to.equal(OPENAI_DEFAULT_USAGE.completion_tokens);
+    const chat = turnSpans.find((x) => x.name === 'chat gpt-4o-mini')!;
+    expect(chat.parentSpanId).to.equal(invoke.spanId);
+    expect(chat.attributes['flows.agent.session.id']).to.equal(session.body.session.id);
+  });
 });

@@ -15,6 +15,7 @@ export interface CollectedSpan {
   attributes: Record<string, unknown>;
   resource: Record<string, unknown>;
   status: { code?: number; message?: string };
+  links: Array<{ traceId: string; spanId: string }>;
 }
 
 type AnyValue = { stringValue?: string; intValue?: string | number; doubleValue?: number; boolValue?: boolean; arrayValue?: { values?: AnyValue[] } };
@@ -56,6 +57,7 @@ export function readSpans(file: string): CollectedSpan[] {
             attributes: attributesOf(s.attributes as Array<{ key: string; value: AnyValue }>),
             resource,
             status: (s.status as CollectedSpan['status']) ?? {},
+            links: ((s.links as Array<{ traceId?: string; spanId?: string }>) ?? []).map((l) => ({ traceId: String(l.traceId ?? ''), spanId: String(l.spanId ?? '') })),
           });
         }
       }
