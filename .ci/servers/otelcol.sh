@@ -75,8 +75,9 @@ exporters:
     path: $OTELCOL_SPANS
     format: json                    # one OTLP/JSON export request per line
     append: true                    # a restart keeps the spans written so far
-    rotation: null                  # the factory's default turns rotation on; null turns it off
-    flush_interval: 100ms
+    flush_interval: 100ms           # spans are buffered in memory until the next flush
+    # No \`rotation\` key, not even \`rotation: null\` (its mere presence turns rotation on, 100 MB files):
+    # one file, never renamed; no \`compression\`.
 service:
   pipelines:
     traces:
