@@ -376,8 +376,8 @@ fi
 case ${1:-} in
 start)
   install_packages
+  install_otelcol_bg    # the longest build: in the background, beside Kafka's fetch and FerretDB's build
   install_kafka
-  install_otelcol_bg    # the longest build: in the background, beside FerretDB's
   install_ferretdb
   install_s3
   install_otelcol_wait
