@@ -58,7 +58,7 @@ install_otelcol_bg() {
 }
 install_otelcol_wait() {
   [[ -n $OTELCOL_BUILD_PID ]] || return 0
-  wait "$OTELCOL_BUILD_PID" || die "building the OpenTelemetry Collector failed (log: $LOGS/otelcol-install.log)"
+  wait "$OTELCOL_BUILD_PID" || die "otelcol: the background build failed (see above)"
   OTELCOL_BUILD_PID=
 }
 
