@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
 # Real servers for the test suite, bound to 127.0.0.1 only:
 #   Kafka 3.9.x (KRaft, jars from Maven Central), FerretDB v1.24 (built with Go) on PostgreSQL (Debian's
-#   `postgresql`), Redis (Debian), an S3-compatible server (gofakes3, MIT, built from the Go module proxy).
+#   `postgresql`), Redis (Debian), an S3-compatible server (gofakes3, MIT, built from the Go module proxy),
+#   an OpenTelemetry Collector (OTLP/HTTP in, spans to a JSON-lines file; built with the Collector Builder
+#   from the Go module proxy; .ci/servers/otelcol.sh).
 #   FERRETDB_HANDLER=sqlite runs FerretDB on its SQLite backend instead (no PostgreSQL; slower).
 #
 #   bash .ci/servers.sh start    install what is missing (cached), start what is not running, wait until ready
 #   bash .ci/servers.sh stop
 #   bash .ci/servers.sh status   exit 0 only if all are up
 #   bash .ci/servers.sh restart NAME [DOWN_SECONDS]
-#                                stop one (kafka, ferretdb, postgres, redis, s3), leave it down, start it
+#                                stop one (kafka, ferretdb, postgres, redis, s3, otelcol), leave it down, start it
 #                                again (the soak's --faults uses it)
 #
 # Everything lives under $SERVERS_DIR (default <repo>/.servers): jars, binary, data, logs/, run/ (pid files)
-# and env (KAFKA_BROKERS, MONGODB_URL, REDIS_URL, S3_*; `set -a; . "$SERVERS_DIR/env"; set +a`).
+# and env (KAFKA_BROKERS, MONGODB_URL, REDIS_URL, S3_*, OTEL_TEST_ENDPOINT, OTEL_TEST_SPANS_FILE;
+# `set -a; . "$SERVERS_DIR/env"; set +a`). The OTEL_TEST_* names are deliberately not OTEL_EXPORTER_OTLP_*:
+# test processes do not export spans unless a test points an exporter at OTEL_TEST_ENDPOINT.
 # Ports: KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (9093), MONGO_PORT (27017), REDIS_PORT (6379), S3_PORT (9310),
-# PG_PORT (55432: PostgreSQL behind FerretDB, not the system's 5432).
+# PG_PORT (55432: PostgreSQL behind FerretDB, not the system's 5432), OTEL_PORT (4318: OTLP over HTTP).
 # PostgreSQL refuses to run as root: as root the script runs initdb/postgres as the `postgres` user (setpriv),
 # with the data dir in $SERVERS_DIR/postgres (or, when that user cannot reach it, e.g. under /root, in
 # /var/lib/postgresql/flow-servers-<hash>, linked from there); TCP on 127.0.0.1 only, trust auth, no unix socket.
@@ -123,19 +127,21 @@ install_kafka() {
   die "could not fetch Kafka jars for any of: $KAFKA_VERSIONS"
 }
 
-go_ok() { local v; v=$("$1" env GOVERSION 2>/dev/null) && v=${v#go} && [[ $(printf '%s\n' 1.22 "$v" | sort -V | head -n1) == 1.22 ]]; }
+# go_ok GO [MIN]: GO's version is >= MIN (1.22)
+go_ok() { local v m=${2:-1.22}; v=$("$1" env GOVERSION 2>/dev/null) && v=${v#go} && [[ $(printf '%s\n' "$m" "$v" | sort -V | head -n1) == "$m" ]]; }
 
-# Prints the path of a Go >= 1.22. Fallback: Debian's go (1.19) fetches the official toolchain module
-# golang.org/toolchain from the Go module proxy, as `GOTOOLCHAIN` switching does in newer Go.
+# find_go [MIN FALLBACK]: prints the path of a Go >= MIN (1.22). Fallback: any go (Debian's is 1.19) fetches
+# the official toolchain module golang.org/toolchain (version FALLBACK, default $GO_FALLBACK) from the Go
+# module proxy, as `GOTOOLCHAIN` switching does in newer Go.
 find_go() {
-  local g
+  local g min=${1:-1.22} fallback=${2:-$GO_FALLBACK}
   for g in "$(command -v go || true)" /usr/local/go/bin/go; do
-    [[ -x $g ]] && go_ok "$g" && { echo "$g"; return; }
+    [[ -x $g ]] && go_ok "$g" "$min" && { echo "$g"; return; }
   done
   command -v go >/dev/null || apt_install golang-go >&2
-  local mod="golang.org/toolchain@v0.0.1-go$GO_FALLBACK.linux-$(dpkg --print-architecture)" dir
+  local mod="golang.org/toolchain@v0.0.1-go$fallback.linux-$(dpkg --print-architecture)" dir
   dir=$(cd /tmp && GOTOOLCHAIN=local GOFLAGS=-modcacherw go mod download -json "$mod" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
-  [[ -n $dir ]] || die "no Go >= 1.22 and could not download $mod"
+  [[ -n $dir ]] || die "no Go >= $min and could not download $mod"
   chmod -R u+x "$dir/bin" "$dir/pkg/tool"    # module zips carry no exec bits
   echo "$dir/bin/go"
 }
@@ -183,6 +189,9 @@ start_s3() {
   }
   wait_until s3 30 s3_ready
 }
+
+# ---------------------------------------------------------------- OpenTelemetry Collector
+. "$HERE/otelcol.sh"
 
 # ---------------------------------------------------------------- servers
 kafka_java() { java -Dlog4j.configuration="file:$KAFKA/$1" -cp "$KAFKA/jars/*" "${@:2}"; }
@@ -331,7 +340,7 @@ start_redis() {
 }
 
 # ---------------------------------------------------------------- commands
-SERVERS=(kafka:KAFKA_PORT ferretdb:MONGO_PORT redis:REDIS_PORT s3:S3_PORT)
+SERVERS=(kafka:KAFKA_PORT ferretdb:MONGO_PORT redis:REDIS_PORT s3:S3_PORT otelcol:OTEL_PORT)
 [[ $FERRETDB_HANDLER == sqlite ]] || SERVERS+=(postgres:PG_PORT)
 
 status() {
@@ -367,14 +376,17 @@ fi
 case ${1:-} in
 start)
   install_packages
+  install_otelcol_bg    # the longest build: in the background, beside Kafka's fetch and FerretDB's build
   install_kafka
   install_ferretdb
   install_s3
+  install_otelcol_wait
   start_kafka
   start_postgres
   start_ferretdb
   start_redis
   start_s3
+  start_otelcol
   status
   cat >"$SERVERS_DIR/env" <<EOF
 KAFKA_BROKERS=$HOST:$KAFKA_PORT
@@ -385,16 +397,18 @@ S3_BUCKET=flow-test
 S3_REGION=us-east-1
 S3_ACCESS_KEY_ID=test
 S3_SECRET_ACCESS_KEY=test
+OTEL_TEST_ENDPOINT=http://$HOST:$OTEL_PORT
+OTEL_TEST_SPANS_FILE=$OTELCOL_SPANS
 EOF
   cat "$SERVERS_DIR/env"
   ;;
 stop)  # postgres: SIGINT is its fast shutdown (SIGTERM waits for every client to disconnect)
-  for s in s3 redis ferretdb kafka; do stop_one "$s"; done
+  for s in otelcol s3 redis ferretdb kafka; do stop_one "$s"; done
   stop_one postgres INT ;;
 status) status ;;
 restart)
   name=${2:-}
-  [[ $name =~ ^(kafka|ferretdb|postgres|redis|s3)$ ]] || die "usage: bash .ci/servers.sh restart kafka|ferretdb|postgres|redis|s3 [DOWN_SECONDS]"
+  [[ $name =~ ^(kafka|ferretdb|postgres|redis|s3|otelcol)$ ]] || die "usage: bash .ci/servers.sh restart kafka|ferretdb|postgres|redis|s3|otelcol [DOWN_SECONDS]"
   if [[ $name == postgres ]]; then stop_one postgres INT; else stop_one "$name"; fi
   sleep "${3:-0}"
   "start_$name"
