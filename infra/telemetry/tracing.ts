@@ -122,6 +122,10 @@ export function startTracing(config: TracingConfig, role: string, logger: Logger
     async shutdown() {
       setTracingEnabled(false);
       await provider.shutdown().catch((err: Error) => logger.warn({ err: err.message }, 'tracing: the last spans could not be exported'));
+      // Unregistered, so a later startTracing in this process (the benchmark) registers afresh.
+      trace.disable();
+      propagation.disable();
+      context.disable();
     },
   };
 }

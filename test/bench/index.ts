@@ -32,6 +32,7 @@ import { benchFootprint } from './footprint.js';
 import { benchRetention } from './retention.js';
 import { benchSnapshots } from './snapshots.js';
 import { benchLive } from './live.js';
+import { benchTracing } from './tracing.js';
 import { Report, cleanupAllTempDirs, settle } from './support.js';
 
 const benchmarks: Record<string, (report: Report) => Promise<void>> = {
@@ -58,6 +59,8 @@ const benchmarks: Record<string, (report: Report) => Promise<void>> = {
   retention: benchRetention,
   snapshots: benchSnapshots,
   live: benchLive,
+  // Last: it registers the trace SDK in this process.
+  tracing: benchTracing,
 };
 
 /** Hard bound on the whole run: whatever hangs, the process ends. */
