@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { annotateActiveSpan, ATTR } from '../../lib/tracing.js';
 import { flowScopeOf } from '../../commands/flows.js';
 import { loadRun, requestStop, startRun as startRunCommand, type RunRequest } from '../../commands/runs.js';
 import { loadState } from '../../commands/handle.js';
@@ -73,6 +74,8 @@ export async function startRun(input: AnyInput, request: Omit<RunRequest, 'idemp
   const userId = input.principal?.userId ?? null;
   const ports = { eventStore: services.eventStore, runs: services.runs, newId: services.newId, settings: services.config };
   const started = await startRunCommand(ports, input.command, request, { userId, idempotencyKey: userId ? idempotencyKeyOf(input) : null }, folded);
+  // The request's span names the run it started, and where the run's stream stood when it answered.
+  annotateActiveSpan({ [ATTR.runId]: started.processId, [ATTR.flowId]: request.flowId, ...(started.position !== null ? { [ATTR.eventPosition]: started.position } : {}) });
   const finished = started.repeated ?? started.state;
   if (!request.async && finished) await settleFinishedRun(input, started.processId, finished, started.position);
   if (started.repeated) return { processId: started.processId, state: null, repeated: runStateView(started.processId, started.repeated) };

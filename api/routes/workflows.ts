@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { annotateActiveSpan, ATTR } from '../../lib/tracing.js';
 import { flowScopeOf } from '../../commands/flows.js';
 import { continueAsNew, createWorkflow, executeWorkflowCommand, requireWorkflow } from '../../commands/workflows.js';
 import { idSchema } from '../../domain/flows/index.js';
@@ -108,6 +109,7 @@ export const workflowRoutes = [
         createdBy: by(input),
         scope: flowScopeOf(input.principal!),
       });
+      annotateActiveSpan({ [ATTR.workflowId]: workflowId, ...(result.position !== null ? { [ATTR.eventPosition]: result.position } : {}) });
       await input.settle(result.position, workflowStreamId(workflowId));
       return { status: 201, body: { success: true, workflow: workflowView(result.state) } };
     },
@@ -245,6 +247,7 @@ export const workflowRoutes = [
         { type: 'SignalWorkflow', signalId, name: body.name, payload: body.payload ?? null, requestId: body.requestId ?? null, by: by(input) },
         flowScopeOf(input.principal!),
       );
+      annotateActiveSpan({ [ATTR.workflowId]: params.workflowId, ...(result.position !== null ? { [ATTR.eventPosition]: result.position } : {}) });
       await input.settle(result.position, workflowStreamId(params.workflowId));
       const recorded = result.events.some((e) => e.type === 'SignalReceived' || e.type === 'WorkflowStarted');
       const existing = body.requestId ? (result.state.requestIds[body.requestId] ?? null) : null;

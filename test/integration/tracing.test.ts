@@ -131,6 +131,8 @@ describe('tracing over OTLP to a real collector (distributed, API and worker in 
     expect(request.kind).to.equal(2); // SERVER
     expect(request.attributes).to.include({ 'http.request.method': 'POST', 'http.response.status_code': 202, 'http.route': '/api/public/flows/{flowId}/trigger' });
     expect(request.resource['flows.role']).to.equal('api');
+    expect(request.attributes, 'the request names the run it started and its event').to.include({ 'flows.run.id': processId, 'flows.flow.id': flowId });
+    expect(request.attributes['flows.event.position']).to.be.a('number');
 
     const runSpan = one('the run', (s) => s.name === 'flow.run');
     expect(runSpan.resource['flows.role'], 'the worker process executes the run').to.equal('worker');
