@@ -45,7 +45,7 @@ export const flowsProjector: Projector = {
       { keys: { ownerId: 1, orgId: 1, workspaceId: 1, deleted: 1, archived: 1, updatedAt: -1 }, name: 'flows_by_owner' },
       { keys: { orgId: 1, workspaceId: 1, deleted: 1, archived: 1, updatedAt: -1 }, name: 'flows_by_workspace' },
       // The MCP server's tool listing (/api/mcp): the exposed flows of one tenant.
-      { keys: { mcpTool: 1, orgId: 1, workspaceId: 1 }, name: 'flows_by_mcp_tool' },
+      { keys: { orgId: 1, workspaceId: 1, mcpTool: 1 }, name: 'flows_by_mcp_tool' },
     ],
     [TRIGGER_KEYS]: [{ keys: { flowId: 1 }, name: 'trigger_keys_by_flow' }],
     [NODE_HISTORY]: [{ keys: { flowId: 1, nodeId: 1, seq: -1 }, name: 'node_history_by_node' }],
