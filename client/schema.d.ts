@@ -843,13 +843,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** no standalone SSE stream: 405 (the server is stateless) */
-        get: operations["mcpServerStream"];
+        get?: never;
         put?: never;
         /** the service's MCP server (Streamable HTTP, stateless; JSON-RPC in, JSON or SSE out): tools are the caller's workspace's exposed flows; Authorization: Bearer <JWT or API key> (401 carries WWW-Authenticate with resource_metadata) */
         post: operations["mcpServer"];
-        /** no sessions to end: 405 (the server is stateless) */
-        delete: operations["mcpServerEndSession"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -12088,53 +12086,6 @@ export interface operations {
             };
         };
     };
-    mcpServerStream: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description METHOD_NOT_ALLOWED */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
     mcpServer: {
         parameters: {
             query?: never;
@@ -12228,53 +12179,6 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
-            431: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    mcpServerEndSession: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description METHOD_NOT_ALLOWED */
-            405: {
                 headers: {
                     [name: string]: unknown;
                 };

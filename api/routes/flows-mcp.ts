@@ -15,8 +15,9 @@ import { flowParams, readErrors, writeErrors } from './flows-schemas.js';
 /**
  * Flows as tools of the service's own MCP server (issue 32 item 5): the owner's setting
  * (`GET|PUT /flows/{flowId}/mcp`), the server itself (`POST /mcp`, Streamable HTTP, stateless;
- * GET and DELETE answer 405) and its protected resource metadata (RFC 9728), also served at
- * `/.well-known/oauth-protected-resource/api/mcp` (api/app.ts).
+ * GET and DELETE are no routes, so the router answers 405 with `Allow: POST`, as the spec asks of
+ * a server without a standalone stream) and its protected resource metadata (RFC 9728), also
+ * served at `/.well-known/oauth-protected-resource/api/mcp` (api/app.ts).
  */
 
 type AnyInput = RouteInput<unknown, unknown, unknown>;
@@ -114,12 +115,6 @@ function unauthenticated(input: AnyInput, err: DomainError): RouteReply {
 
 const jsonRpcBody = z.union([z.looseObject({ jsonrpc: z.literal('2.0') }), z.array(z.looseObject({ jsonrpc: z.literal('2.0') }))]);
 const tag = 'MCP server';
-const notAllowed = (): RouteReply => ({
-  status: 405,
-  body: errorBody('METHOD_NOT_ALLOWED', 'this MCP server is stateless: POST JSON-RPC messages; there is no stream to GET and no session to DELETE'),
-  headers: { Allow: 'POST' },
-});
-
 export const flowMcpRoutes = [
   defineRoute({
     method: 'GET',
@@ -192,30 +187,6 @@ export const flowMcpRoutes = [
       input.koa.req.socket.setTimeout(0);
       await input.services.mcpServer.handle(input.koa.req, input.koa.res, input.body, toolHost(anyInput, principal));
       return { status: 200, body: undefined };
-    },
-  }),
-  defineRoute({
-    method: 'GET',
-    path: '/mcp',
-    operationId: 'mcpServerStream',
-    summary: 'no standalone SSE stream: 405 (the server is stateless)',
-    tag,
-    auth: 'none',
-    responses: { 405: { description: 'METHOD_NOT_ALLOWED' } },
-    async handler() {
-      return notAllowed();
-    },
-  }),
-  defineRoute({
-    method: 'DELETE',
-    path: '/mcp',
-    operationId: 'mcpServerEndSession',
-    summary: 'no sessions to end: 405 (the server is stateless)',
-    tag,
-    auth: 'none',
-    responses: { 405: { description: 'METHOD_NOT_ALLOWED' } },
-    async handler() {
-      return notAllowed();
     },
   }),
   defineRoute({
