@@ -36,6 +36,7 @@ export const mcpExposureShape = {
 export function sanitizeToolName(name: string, flowId: string): string {
   const cleaned = name
     .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
     .replace(/[^A-Za-z0-9_-]+/g, '_')
     .replace(/_+/g, '_')
     .replace(/^[_-]+|[_-]+$/g, '')
