@@ -1,5 +1,5 @@
 import { Ajv } from 'ajv';
-import { flowDecider, flowNotFound, flowStreamId, isVisibleTo, sanitizeToolName, validationFailed, type FlowScope, type FlowState } from '../domain/flows/index.js';
+import { MCP_TOOL_NAME_PATTERN, flowDecider, flowNotFound, flowStreamId, isVisibleTo, sanitizeToolName, validationFailed, type FlowScope } from '../domain/flows/index.js';
 import { isFinished, type RunState } from '../domain/runs/index.js';
 import { DomainError } from '../domain/shared/decider.js';
 import type { EventStore, PendingStream } from '../ports/event-store.js';
@@ -101,7 +101,7 @@ export async function setFlowMcpExposure(
   const toolName = request.toolName ?? before?.toolName ?? sanitizeToolName(state.name, flowId);
   const description = request.description !== undefined ? request.description : (before?.description ?? null);
   const inputSchema = request.inputSchema !== undefined ? request.inputSchema : (before?.inputSchema ?? null);
-  const named = /^[A-Za-z0-9_-]{1,64}$/.test(toolName);
+  const named = MCP_TOOL_NAME_PATTERN.test(toolName);
   if (request.enabled && named) await claimToolName(eventStore, context, scope, toolName, flowId);
   const written = await writeUserFlow(eventStore, context, flowId, { type: 'SetMcpExposure', enabled: request.enabled, toolName, description, inputSchema }, { scope, expectedRevision, sealer: ports.sealer });
   const left = before?.enabled ? before.toolName : null;
@@ -190,10 +190,4 @@ function toolResultOf(processId: string, run: RunState | null): McpServedToolRes
   const values = Object.values(outputs);
   const text = values.length === 1 && typeof values[0] === 'string' ? values[0] : JSON.stringify(outputs);
   return { text, structuredContent: { processId, status: run.status, outputs }, isError: false };
-}
-
-/** The flow a tool runs, folded from its stream for the caller (null when it is not theirs). */
-export async function toolFlow(store: EventStore, flowId: string, scope: FlowScope): Promise<FlowState | null> {
-  const { state } = await loadState(store, flowStreamId(flowId), flowDecider);
-  return state.exists && !state.deleted && isVisibleTo(state, scope) ? state : null;
 }
