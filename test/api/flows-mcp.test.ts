@@ -108,6 +108,25 @@ for (const mode of availableModes()) {
       }
     });
 
+    it('progress is live: a node that finished is reported while a later one still runs', async () => {
+      const slow = await flows.newFlow(alice, 'slow one');
+      const first = await flows.addNode(alice, slow, node({ nodeType: 'llm', llm: 'offline', model: 'm', prompt: 'hi {{inputs.who}}' }));
+      const wait = await flows.addNode(alice, slow, node({ nodeType: 'delay', delayMs: 800 }, 200));
+      expect((await as(alice, 'POST', `/flows/${slow}/connections`, { source: first.id, target: wait.id })).status).to.equal(201);
+      expect((await as(alice, 'PUT', `/flows/${slow}/mcp`, { enabled: true })).status).to.equal(200);
+      const client = await mcpClient(mcpUrl, alice.auth);
+      try {
+        const seen: Array<{ at: number; message?: string }> = [];
+        const result = await client.callTool({ name: 'slow_one', arguments: { who: 'me' } }, undefined, { onprogress: (p) => seen.push({ at: Date.now(), message: p.message }) });
+        const done = Date.now();
+        expect(result.isError, JSON.stringify(result)).to.not.equal(true);
+        expect(seen.map((p) => p.message)).to.deep.equal([`node ${first.id} completed`, `node ${wait.id} completed`]);
+        expect(done - seen[0].at, 'the first node was reported before the delay ended').to.be.greaterThan(400);
+      } finally {
+        await client.close();
+      }
+    });
+
     it('a second organization sees no tool and cannot call the first one\'s (unknown tool, nothing revealed)', async () => {
       const client = await mcpClient(mcpUrl, bob.auth);
       try {
