@@ -12,6 +12,7 @@ import { httpMetrics } from './middleware/http-metrics.js';
 import { requestContext } from './middleware/request-context.js';
 import { tracing } from './middleware/tracing.js';
 import { mountAppsPublic } from './routes/apps-public.js';
+import { MCP_RESOURCE_METADATA_PATH } from './routes/flows-mcp.js';
 import { buildOpenApi } from './openapi.js';
 import type { RouteDef, RouteInput } from './route.js';
 import { parsePart } from './validation.js';
@@ -42,6 +43,11 @@ export function createApp(services: Services, routes: RouteDef[]): Koa {
   const renderers = new Map(routes.filter((r) => r.renderError && !r.path.includes('{')).map((r) => [`/api${r.path}`, r.renderError!]));
   app.use(errorHandler(services.logger, (path) => renderers.get(path), services.unavailableDependency));
   app.use(urlEncoding());
+  // RFC 9728 puts /api/mcp's protected resource metadata under the origin's well-known path; the route under /api answers it.
+  app.use((ctx, next) => {
+    if (ctx.path === MCP_RESOURCE_METADATA_PATH && ctx.method === 'GET') ctx.path = '/api/mcp/oauth-protected-resource';
+    return next();
+  });
   // JSON, form and text bodies; the exact text stays in `request.rawBody` (signed inbound webhooks).
   const bodyLimits = new Map(routes.filter((r) => r.bodyLimitBytes && !r.path.includes('{')).map((r) => [`${r.method} /api${r.path}`, r.bodyLimitBytes!(services.config)]));
   app.use(bodyParser({ limit: services.config.BODY_LIMIT_BYTES, limitOf: (ctx) => bodyLimits.get(`${ctx.method} ${ctx.path}`) }));

@@ -46,6 +46,7 @@ import { userLlmCredentials } from './llm-user-credentials.js';
 import { readUserLlmCredentials } from '../projections/users-llm-credentials.js';
 import { createMcpRuntime } from '../infra/mcp/runtime.js';
 import { createMcpClient } from '../infra/mcp/client.js';
+import { createMcpServerEndpoint } from '../infra/mcp-server/server.js';
 import { systemAddressResolver } from '../infra/mcp/address-resolver.js';
 import { createKvChecker } from '../infra/kv/index.js';
 import { mcpReadModel } from '../projections/mcp.js';
@@ -159,6 +160,7 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
     storedEvents: rawEventStore instanceof SqliteEventStore ? sqliteStoredEvents(rawEventStore) : appendOnlyStoredEvents(rawEventStore),
     mcp: createMcpRuntime(createMcpClient(config)),
     mcpReadModel: mcpReadModel(readStore),
+    mcpServer: createMcpServerEndpoint({ name: 'flow-automation-service', version: '0.1.0' }),
     resolver: systemAddressResolver,
     kv: createKvChecker(config),
     messaging: createMessagingProviders(config),

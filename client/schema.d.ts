@@ -818,6 +818,58 @@ export interface paths {
         patch: operations["renameFlow"];
         trace?: never;
     };
+    "/flows/{flowId}/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** the flow's exposure as a tool of the service's MCP server (/api/mcp) */
+        get: operations["getFlowMcpExposure"];
+        /** expose the flow as an MCP tool of its workspace (or stop): tool name unique per workspace, input schema from the trigger, else given, else any object (If-Match optional) */
+        put: operations["setFlowMcpExposure"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** the service's MCP server (Streamable HTTP, stateless; JSON-RPC in, JSON or SSE out): tools are the caller's workspace's exposed flows; Authorization: Bearer <JWT or API key> (401 carries WWW-Authenticate with resource_metadata) */
+        post: operations["mcpServer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mcp/oauth-protected-resource": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** RFC 9728 protected resource metadata of /api/mcp (also at /.well-known/oauth-protected-resource/api/mcp): the service is its own authorization server (JWTs from login, API keys) */
+        get: operations["mcpProtectedResourceMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/node-types": {
         parameters: {
             query?: never;
@@ -11762,6 +11814,424 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getFlowMcpExposure: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                flowId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the setting (disabled with the default name when never set) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        flowId: string;
+                        mcp: {
+                            enabled: boolean;
+                            toolName: string;
+                            description: string | null;
+                            /** @description the schema tools/list shows: the flow trigger's inputSchema, else the given one, else any object */
+                            inputSchema: {
+                                [key: string]: unknown;
+                            };
+                            givenInputSchema: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @enum {string} */
+                            inputSchemaSource: "trigger" | "given" | "default";
+                            updatedAt: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FLOW_NOT_FOUND (missing, deleted or another tenant's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setFlowMcpExposure: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                flowId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": true
+                 *     }
+                 */
+                "application/json": {
+                    enabled: boolean;
+                    /** @description absent: the current name, else the flow's name with other characters than [A-Za-z0-9_-] as _ */
+                    toolName?: string;
+                    /** @description absent: unchanged; null: the flow's description */
+                    description?: string | null;
+                    /** @description a JSON Schema with type "object" (checked by ajv); used when the flow trigger declares none */
+                    inputSchema?: {
+                        [key: string]: components["schemas"]["JsonValue"];
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the setting as written */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        flowId: string;
+                        mcp: {
+                            enabled: boolean;
+                            toolName: string;
+                            description: string | null;
+                            /** @description the schema tools/list shows: the flow trigger's inputSchema, else the given one, else any object */
+                            inputSchema: {
+                                [key: string]: unknown;
+                            };
+                            givenInputSchema: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @enum {string} */
+                            inputSchemaSource: "trigger" | "given" | "default";
+                            updatedAt: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED (names the field, also headers.if-match) or LIMIT_EXCEEDED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FLOW_NOT_FOUND (missing, deleted or another tenant's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description MCP_TOOL_NAME_TAKEN: another flow of the workspace has this tool name (compared without case) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PRECONDITION_FAILED: If-Match names a version the flow moved on from */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    mcpServer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "jsonrpc": "2.0"
+                 *     }
+                 */
+                "application/json": ({
+                    /** @constant */
+                    jsonrpc: "2.0";
+                } & {
+                    [key: string]: unknown;
+                }) | ({
+                    /** @constant */
+                    jsonrpc: "2.0";
+                } & {
+                    [key: string]: unknown;
+                })[];
+            };
+        };
+        responses: {
+            /** @description JSON-RPC answer (application/json or text/event-stream with progress notifications) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": {
+                        event?: string;
+                        data?: string;
+                        id?: string;
+                        retry?: number;
+                    };
+                };
+            };
+            /** @description a notification or response was accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED, with WWW-Authenticate: Bearer resource_metadata="…/.well-known/oauth-protected-resource/api/mcp" */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Accept must list application/json and text/event-stream */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/event-stream": {
+                        event?: string;
+                        data?: string;
+                        id?: string;
+                        retry?: number;
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body (or a part of it) is larger than the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    mcpProtectedResourceMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the metadata */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        resource: string;
+                        authorization_servers: string[];
+                        bearer_methods_supported: string[];
+                        resource_name: string;
+                        resource_documentation: string;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -14,6 +14,7 @@ import type { RateLimiter } from './rate-limiter.js';
 import type { SocialProviders } from './social.js';
 import type { KvChecker } from './kv.js';
 import type { McpReadModel, McpRuntime } from './mcp.js';
+import type { McpServerEndpoint } from './mcp-server.js';
 import type { AddressResolver } from './address-resolver.js';
 import type { MessagingProviders } from './messaging-provider.js';
 import type { MessagingWebhooks } from './messaging-webhooks.js';
@@ -59,6 +60,8 @@ export interface Services {
   mcp: McpRuntime;
   /** The MCP servers read model, for the reconnector's scan. */
   mcpReadModel: McpReadModel;
+  /** The service's own MCP server (`/api/mcp`): exposed flows as tools over Streamable HTTP. */
+  mcpServer: McpServerEndpoint;
   /** Host name resolution with address classes (the outbound rule's checks before a connection). */
   resolver: AddressResolver;
   /** Key-value store (Redis) checks and the server-redis launch. */

@@ -8,6 +8,7 @@ import {
   type FlowState,
   type FlowView,
   type HistoryEntry,
+  type McpExposure,
   type TriggerSettings,
   type TriggerView,
 } from '../domain/flows/index.js';
@@ -37,6 +38,13 @@ export interface FlowDoc extends Doc, Omit<FlowSummary, 'id'> {
    * without it (projected by an older version) is masked when read, until its flow's next event.
    */
   secretsMasked?: true;
+  /**
+   * The tool name while the flow is exposed on the service's MCP server (`/api/mcp`), else null:
+   * the field the tool listing filters on. Absent on documents projected before it existed.
+   */
+  mcpTool?: string | null;
+  /** JSON of the flow's {@link McpExposure} (null: never set); JSON text because its input schema is user-shaped. */
+  mcp?: string | null;
 }
 
 /** The part of a flow's public view kept as JSON text; trigger views carry `hasKey`, never a hash. */
@@ -86,6 +94,8 @@ export function docOf(state: FlowState): FlowDoc {
     definition: JSON.stringify(definition),
     nodeTriggers: JSON.stringify(nodeTriggers),
     secretsMasked: true,
+    mcpTool: !state.deleted && state.mcp?.enabled ? state.mcp.toolName : null,
+    mcp: state.deleted || !state.mcp ? null : JSON.stringify(state.mcp),
   };
 }
 
@@ -117,8 +127,12 @@ export function stateOf(doc: FlowDoc): FlowState {
     trigger: settingsOf(d.trigger),
     nodeTriggers: Object.fromEntries(Object.entries(nodeTriggers).map(([id, t]) => [id, settingsOf(t)])),
     history: {},
+    mcp: mcpOf(doc),
   };
 }
+
+/** The flow's MCP exposure as stored (null: never set). */
+export const mcpOf = (doc: FlowDoc): McpExposure | null => (doc.mcp ? (JSON.parse(doc.mcp) as McpExposure) : null);
 
 export function recordOf(doc: FlowDoc): FlowRecord {
   const d = definitionOf(doc);

@@ -3,6 +3,7 @@ import type { RecordedEvent } from '../domain/shared/events.js';
 import type { Page, ReadStore } from '../ports/read-store.js';
 import {
   docOf,
+  mcpOf,
   historyDocId,
   historyEntryOf,
   recordOf,
@@ -43,6 +44,8 @@ export const flowsProjector: Projector = {
     [FLOWS]: [
       { keys: { ownerId: 1, orgId: 1, workspaceId: 1, deleted: 1, archived: 1, updatedAt: -1 }, name: 'flows_by_owner' },
       { keys: { orgId: 1, workspaceId: 1, deleted: 1, archived: 1, updatedAt: -1 }, name: 'flows_by_workspace' },
+      // The MCP server's tool listing (/api/mcp): the exposed flows of one tenant.
+      { keys: { orgId: 1, workspaceId: 1, mcpTool: 1 }, name: 'flows_by_mcp_tool' },
     ],
     [TRIGGER_KEYS]: [{ keys: { flowId: 1 }, name: 'trigger_keys_by_flow' }],
     [NODE_HISTORY]: [{ keys: { flowId: 1, nodeId: 1, seq: -1 }, name: 'node_history_by_node' }],
@@ -179,4 +182,51 @@ export async function listNodeHistory(
 export async function getTriggerKeyHash(store: ReadStore, flowId: string, nodeId: string | null): Promise<string | null> {
   const doc = await store.collection<TriggerKeyDoc>(TRIGGER_KEYS).findOne({ _id: triggerKeyId(flowId, nodeId) });
   return doc?.keyHash ?? null;
+}
+
+// ---------------------------------------------------------------- MCP tools (/api/mcp)
+
+/** A flow exposed as an MCP tool, as the tool listing needs it. */
+export interface McpToolFlow {
+  flowId: string;
+  name: string;
+  toolName: string;
+  /** The exposure's description, else the flow's (may be empty). */
+  description: string;
+  /** The flow trigger's declared input schema (null when none). */
+  triggerInputSchema: Record<string, unknown> | null;
+  /** The schema given with the exposure (null when none). */
+  givenInputSchema: Record<string, unknown> | null;
+}
+
+function mcpFilter(scope: FlowScope): Record<string, unknown> {
+  const filter: Record<string, unknown> = { mcpTool: { $ne: null }, orgId: scope.orgId, workspaceId: scope.workspaceId, deleted: false, archived: false };
+  // Personal flows are their owner's alone, as in isVisibleTo.
+  if (scope.orgId === null) filter.ownerId = scope.userId;
+  return filter;
+}
+
+function mcpToolOf(doc: FlowDoc): McpToolFlow {
+  const exposure = mcpOf(doc)!;
+  const definition = JSON.parse(doc.definition) as { trigger?: { inputSchema?: Record<string, unknown> | null } };
+  return {
+    flowId: doc._id,
+    name: doc.name,
+    toolName: exposure.toolName,
+    description: exposure.description ?? doc.description,
+    triggerInputSchema: definition.trigger?.inputSchema ?? null,
+    givenInputSchema: exposure.inputSchema,
+  };
+}
+
+/** The tenant's exposed flows (archived flows are not tools), by tool name; at most `limit`. */
+export async function listMcpToolFlows(store: ReadStore, scope: FlowScope, limit = 1000): Promise<McpToolFlow[]> {
+  const docs = await store.collection<FlowDoc>(FLOWS).find(mcpFilter(scope), { sort: { mcpTool: 1 }, limit });
+  return docs.map(mcpToolOf);
+}
+
+/** One exposed flow of the tenant by its tool name, or null (another tenant's tool is the same as none). */
+export async function findMcpToolFlow(store: ReadStore, scope: FlowScope, toolName: string): Promise<McpToolFlow | null> {
+  const [doc] = await store.collection<FlowDoc>(FLOWS).find({ ...mcpFilter(scope), mcpTool: toolName }, { limit: 1 });
+  return doc ? mcpToolOf(doc) : null;
 }

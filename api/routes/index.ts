@@ -6,6 +6,7 @@ import { connectionRoutes } from './flows-connections.js';
 import { flowAuditRoutes } from './flows-audit.js';
 import { flowSecretsAdminRoutes } from './flows-secrets.js';
 import { flowRoutes } from './flows.js';
+import { flowMcpRoutes } from './flows-mcp.js';
 import { llmRoutes } from './llm.js';
 import { nodeRoutes } from './flows-nodes.js';
 import { triggerRoutes } from './flows-triggers.js';
@@ -70,6 +71,7 @@ export const allRoutes: RouteDef[] = [
   ...telemetryRoutes,
   ...cliLlmCountRoutes,
   ...flowRoutes,
+  ...flowMcpRoutes,
   ...nodeRoutes,
   ...connectionRoutes,
   ...triggerRoutes,

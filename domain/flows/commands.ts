@@ -68,6 +68,8 @@ export type FlowCommand =
   | (Base & { type: 'RegenerateFlowTriggerKey'; keyHash: string })
   | (Base & { type: 'UpdateNodeTrigger'; nodeId: string } & TriggerSettingsPatch)
   | (Base & { type: 'RegenerateNodeTriggerKey'; nodeId: string; keyHash: string })
+  /** Exposes the flow as a tool of the service's MCP server (or stops); the caller resolved `toolName` and holds it (commands/flows-mcp.ts). */
+  | (Base & { type: 'SetMcpExposure'; enabled: boolean; toolName: string; description: string | null; inputSchema: Record<string, unknown> | null })
   /** From the run engine. Idempotent by `entryId`: recording the same entry again is no event. */
   | (Base & {
       type: 'RecordNodeExecution';

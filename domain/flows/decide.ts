@@ -4,6 +4,7 @@ import { addConnection, addConnections, removeConnection, removeConnections, upd
 import { createFlow, deleteFlow, renameFlow, replaceFlow, setArchived } from './decide-flow.js';
 import { clearFlowHistory, clearNodeHistory, deleteHistoryEntry, recordNodeExecution } from './decide-history.js';
 import { addNode, deleteNode, duplicateNode, updateNode } from './decide-nodes.js';
+import { setMcpExposure } from './decide-mcp.js';
 import { resealFlowSecrets } from './decide-secrets.js';
 import { regenerateFlowTriggerKey, regenerateNodeTriggerKey, updateFlowTrigger, updateNodeTrigger } from './decide-triggers.js';
 import type { FlowEvent } from './events.js';
@@ -17,4 +18,5 @@ export const decideFlow = decideByType<FlowCommand, FlowState, FlowEvent>({
   UpdateFlowTrigger: updateFlowTrigger, RegenerateFlowTriggerKey: regenerateFlowTriggerKey, UpdateNodeTrigger: updateNodeTrigger, RegenerateNodeTriggerKey: regenerateNodeTriggerKey,
   RecordNodeExecution: recordNodeExecution, DeleteHistoryEntry: deleteHistoryEntry, ClearNodeHistory: clearNodeHistory, ClearFlowHistory: clearFlowHistory,
   ResealFlowSecrets: resealFlowSecrets,
+  SetMcpExposure: setMcpExposure,
 });

@@ -12,6 +12,7 @@ import {
   flowNameSchema,
   nodeIdSchema,
 } from './limits.js';
+import { mcpExposureShape } from './mcp-exposure.js';
 import { baseNodeDataSchema, conditionSchema, nodeDataSchema, nodeRendererTypeSchema, positionSchema } from './node-data.js';
 
 /** A node as stored: `data.nodeType` is its behaviour, `type` only its canvas renderer. */
@@ -129,6 +130,8 @@ export const flowEventSchemas = {
   FlowTriggerKeyRegenerated: z.object({ keyHash: keyHashSchema, at }),
   NodeTriggerUpdated: z.object({ nodeId: z.string(), ...triggerSettingsShape, at }),
   NodeTriggerKeyRegenerated: z.object({ nodeId: z.string(), keyHash: keyHashSchema, at }),
+  /** The flow as a tool of the service's MCP server (`/api/mcp`): the whole setting each time. */
+  FlowMcpExposureSet: z.object({ ...mcpExposureShape, at }),
   NodeExecutionRecorded: z.object({ nodeId: z.string(), entry: historyEntrySchema }),
   NodeHistoryEntryDeleted: z.object({ nodeId: z.string(), entryId: z.string(), at }),
   NodeHistoryCleared: z.object({ nodeId: z.string(), at }),

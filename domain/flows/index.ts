@@ -13,6 +13,7 @@ export * from './events.js';
 export * from './graph.js';
 export * from './limits.js';
 export * from './llm-catalogue.js';
+export { MCP_TOOL_NAME_PATTERN, OPEN_INPUT_SCHEMA, mcpInputSchemaSchema, mcpToolNameSchema, sanitizeToolName, toolInputSchemaOf, type McpExposure } from './mcp-exposure.js';
 export * from './node-data.js';
 export * from './node-types.js';
 export * from './secrets.js';
@@ -32,6 +33,6 @@ export const flowDecider: Decider<FlowCommand, FlowState, FlowEvent> = {
   eventSchemas: flowEventSchemas,
   evolve: evolveFlow,
   decide: decideFlow,
-  // A flow edited for years is a long stream: snapshotted (commands/snapshots.ts). Bump when evolveFlow folds differently.
-  stateVersion: 1,
+  // A flow edited for years is a long stream: snapshotted (commands/snapshots.ts). Bump when evolveFlow folds differently (2: `mcp`).
+  stateVersion: 2,
 };

@@ -1,5 +1,6 @@
 import { MAX_HISTORY_ENTRIES_PER_NODE } from './limits.js';
 import type { FlowEdge, FlowEvent, FlowNode, HistoryEntry, TriggerMethod } from './events.js';
+import type { McpExposure } from './mcp-exposure.js';
 import type { NodeData, Position } from './node-data.js';
 
 export interface TriggerSettings {
@@ -43,6 +44,8 @@ export interface FlowState {
   nodeTriggers: Record<string, TriggerSettings>;
   /** Oldest first, at most MAX_HISTORY_ENTRIES_PER_NODE per node. */
   history: Record<string, HistoryEntry[]>;
+  /** The flow as an MCP tool (FlowMcpExposureSet); null until ever set. */
+  mcp: McpExposure | null;
 }
 
 export const initialFlowState: FlowState = {
@@ -63,6 +66,7 @@ export const initialFlowState: FlowState = {
   trigger: DEFAULT_TRIGGER,
   nodeTriggers: {},
   history: {},
+  mcp: null,
 };
 
 /** Reads a record without falling back on Object.prototype (a node id is user input). */
@@ -204,6 +208,10 @@ function apply(state: FlowState, event: FlowEvent): FlowState {
       const { nodeId, keyHash, at } = event.data;
       const trigger = { ...(own(state.nodeTriggers, nodeId) ?? DEFAULT_TRIGGER), keyHash, keyCreatedAt: at };
       return { ...state, nodeTriggers: { ...state.nodeTriggers, [nodeId]: trigger }, updatedAt: at };
+    }
+    case 'FlowMcpExposureSet': {
+      const { enabled, toolName, description, inputSchema, at } = event.data;
+      return { ...state, mcp: { enabled, toolName, description, inputSchema, at }, updatedAt: at };
     }
     // History is what runs did, not an edit: it leaves updatedAt alone (the list is sorted by it).
     case 'NodeExecutionRecorded': {

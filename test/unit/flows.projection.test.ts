@@ -22,7 +22,7 @@ import {
 import type { RecordedEvent } from '../../domain/shared/events.js';
 import type { ReadStore } from '../../ports/read-store.js';
 import { MemoryReadStore } from '../../infra/read-store/memory.js';
-import { flowViewOf, flowsProjector, getFlow, getFlowJson, getTriggerKeyHash, listFlows, listNodeHistory } from '../../projections/flows.js';
+import { findMcpToolFlow, flowViewOf, flowsProjector, getFlow, getFlowJson, getTriggerKeyHash, listFlows, listMcpToolFlows, listNodeHistory } from '../../projections/flows.js';
 import { onMongo } from '../support/on-mongo.js';
 
 type Cmd = FlowCommand extends infer C ? (C extends unknown ? Omit<C, 'at'> : never) : never;
@@ -118,6 +118,35 @@ function suite(adapter: string, open: () => Promise<ReadStore>) {
       expect(await getFlow(store, s.flowId, alice)).to.deep.equal(before);
       expect(before!.trigger.hasKey).to.equal(true);
       expect(JSON.stringify(before)).to.not.include(hash('k1'));
+    });
+
+    it("lists a tenant's exposed flows as MCP tools (not archived, not deleted, not another tenant's); the state folds back", async () => {
+      const a = newStream(orgA);
+      a.do({ type: 'UpdateFlowTrigger', inputSchema: { $schema: 'x', type: 'object', properties: { 'a.b': { type: 'string' } } } });
+      a.do({ type: 'SetMcpExposure', enabled: true, toolName: 'alpha', description: 'Alpha', inputSchema: { $id: 'given', type: 'object' }, scope: orgA });
+      const off = newStream(orgA);
+      off.do({ type: 'SetMcpExposure', enabled: true, toolName: 'off', description: null, inputSchema: null });
+      off.do({ type: 'SetMcpExposure', enabled: false, toolName: 'off', description: null, inputSchema: null });
+      const archived = newStream(orgA);
+      archived.do({ type: 'SetMcpExposure', enabled: true, toolName: 'archived', description: null, inputSchema: null });
+      archived.do({ type: 'ArchiveFlow' });
+      const gone = newStream(orgA);
+      gone.do({ type: 'SetMcpExposure', enabled: true, toolName: 'gone', description: null, inputSchema: null });
+      gone.do({ type: 'DeleteFlow' });
+      const mine = newStream(alice);
+      mine.do({ type: 'SetMcpExposure', enabled: true, toolName: 'personal', description: null, inputSchema: null });
+      await project([...a.events, ...off.events, ...archived.events, ...gone.events, ...mine.events]);
+      await project(a.events); // redelivered
+      const tools = await listMcpToolFlows(store, orgA);
+      expect(tools.map((t) => t.toolName)).to.deep.equal(['alpha']);
+      expect(tools[0]).to.deep.include({ flowId: a.flowId, description: 'Alpha', givenInputSchema: { $id: 'given', type: 'object' } });
+      expect(tools[0].triggerInputSchema).to.deep.equal({ $schema: 'x', type: 'object', properties: { 'a.b': { type: 'string' } } });
+      expect((await listMcpToolFlows(store, alice)).map((t) => t.toolName)).to.deep.equal(['personal']);
+      expect(await listMcpToolFlows(store, bob)).to.deep.equal([]);
+      expect(await findMcpToolFlow(store, orgA, 'alpha')).to.not.equal(null);
+      expect(await findMcpToolFlow(store, orgA, 'personal')).to.equal(null);
+      expect(await findMcpToolFlow(store, bob, 'personal')).to.equal(null);
+      await expectAgrees(a, orgA);
     });
 
     it('stores any JSON a node may carry ($-keys, dotted keys, nested arrays) without failing', async () => {

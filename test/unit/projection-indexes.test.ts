@@ -15,7 +15,7 @@ import type { FlowScope } from '../../domain/flows/index.js';
 import type { RecordedEvent } from '../../domain/shared/events.js';
 import type { DocumentCollection, Filter, IndexSpec, ReadStore, Sort } from '../../ports/read-store.js';
 import { MemoryReadStore } from '../../infra/read-store/memory.js';
-import { getFlow, listFlows, listNodeHistory, getTriggerKeyHash } from '../../projections/flows.js';
+import { findMcpToolFlow, getFlow, listFlows, listMcpToolFlows, listNodeHistory, getTriggerKeyHash } from '../../projections/flows.js';
 import { allProjectors } from '../../projections/index.js';
 import { listDeadLetters } from '../../projections/operations-dead-letters.js';
 import {
@@ -130,6 +130,8 @@ export const QUERIES: Query[] = [
     call: (s) => listFlows(s, alice, { limit: 20 }),
     sortInMemory: "one owner's (or one workspace's) flows, narrowed by the flows_by_owner / flows_by_workspace prefix",
   },
+  { usedBy: 'POST /mcp tools/list', call: (s) => listMcpToolFlows(s, team) },
+  { usedBy: 'POST /mcp tools/call', call: (s) => findMcpToolFlow(s, team, 'tool') },
   { usedBy: 'GET /flows/{id}/nodes/{nodeId}/history', call: (s) => listNodeHistory(s, 'f1', 'n1', { limit: 20 }) },
   { usedBy: 'public trigger (key check)', call: (s) => getTriggerKeyHash(s, 'f1', null) },
   { usedBy: 'GET /workflows', call: (s) => pageWorkflows(s, team, {}, { limit: 20 }) },
