@@ -30985,12 +30985,53 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description application/json: the AsyncAPI document */
+            /** @description the AsyncAPI document; `components.schemas.<type>` is the JSON Schema each message's `ce_dataschema` names */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        asyncapi: "3.0.0";
+                        info: {
+                            title: string;
+                            version: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        channels: {
+                            [key: string]: {
+                                address: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                        operations: {
+                            [key: string]: {
+                                action: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                        components: {
+                            schemas: {
+                                [key: string]: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            messages: {
+                                [key: string]: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
             };
             /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
             400: {
