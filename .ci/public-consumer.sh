@@ -2,7 +2,7 @@
 # The second-language consumer of the public integration events (issue 32): Python's
 # confluent-kafka (librdkafka) and jsonschema from PyPI, in a venv cached under $SERVERS_DIR
 # (git-ignored, created once). Usage: .ci/public-consumer.sh <brokers> <asyncapi.json file> <topic>...
-# Prints one JSON report on stdout (test/integration/public-consumer.py).
+# Prints one JSON report on stdout (test/integration/public-consumer.py). `--install`: only prepare the venv.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SERVERS_DIR="${SERVERS_DIR:-$ROOT/.servers}"
@@ -14,4 +14,5 @@ if ! "$VENV/bin/python" -c "import confluent_kafka, jsonschema; assert confluent
   python3 -m venv "$VENV"
   "$VENV/bin/pip" install --quiet --disable-pip-version-check "confluent-kafka==$CONFLUENT_KAFKA_VERSION" "jsonschema==$JSONSCHEMA_VERSION" >&2
 fi
+[[ ${1:-} != --install ]] || exit 0
 exec "$VENV/bin/python" "$ROOT/test/integration/public-consumer.py" "$@"
