@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import { INTEGRATION_CATEGORIES, mayBePublic, originOf, toIntegrationEvents, type StreamOrigin } from '../domain/integration/map.js';
+import { INTEGRATION_CATEGORIES, mayBePublic, originOf, originStreamOf, toIntegrationEvents, type StreamOrigin } from '../domain/integration/map.js';
 import type { Consumer } from '../ports/bus.js';
 import type { EventStore } from '../ports/event-store.js';
 import type { IntegrationPublisher } from '../ports/integration.js';
@@ -13,23 +13,24 @@ export interface IntegrationPorts {
 /**
  * Publishes the public integration events (issue 32): a consumer of its own, beside the run
  * worker, so a slow or absent broker delays subscribers and never a run. Each internal event of
- * the flow, run and workflow streams is mapped (domain/integration) with its stream's origin,
- * read once from the stream's first event and cached; the bus records the position only after
+ * the flow, run, workflow, collection and document streams is mapped (domain/integration) with its stream's origin,
+ * read once from the stream's first event (a document's: its collection's) and cached; the bus records the position only after
  * the publisher resolved, so delivery is at least once, with the same CloudEvents ids.
  */
 export function integrationPublisher(ports: IntegrationPorts): Consumer {
   const origins = new LRUCache<string, StreamOrigin>({ max: 10_000 });
   async function originFor(event: RecordedEvent): Promise<StreamOrigin | null> {
-    const own = originOf(event);
+    const stream = originStreamOf(event.streamId);
+    const own = stream === event.streamId ? originOf(event) : null;
     if (own) {
-      origins.set(event.streamId, own);
+      origins.set(stream, own);
       return own;
     }
-    const cached = origins.get(event.streamId);
+    const cached = origins.get(stream);
     if (cached) return cached;
-    const [first] = await ports.eventStore.readStream(event.streamId, { direction: 'forwards', maxCount: 1 });
+    const [first] = await ports.eventStore.readStream(stream, { direction: 'forwards', maxCount: 1 });
     const found = first ? originOf(first) : null;
-    if (found) origins.set(event.streamId, found);
+    if (found) origins.set(stream, found);
     return found;
   }
   return {

@@ -40,6 +40,7 @@ const usage = z.object({ total: z.number().int().min(0).describe('LLM tokens, pr
 
 export const FLOW_CHANGES = ['replaced', 'renamed', 'archived', 'unarchived', 'node_added', 'node_updated', 'node_deleted', 'connection_added', 'connection_updated', 'connection_removed', 'trigger_updated'] as const;
 export const RUN_END_STATUSES = ['failed', 'stopped', 'timed_out'] as const;
+export const DOCUMENT_CHANGES = ['added', 'changed', 'removed'] as const;
 export const WORKFLOW_STATUSES = ['created', 'running', 'paused', 'completed', 'failed', 'canceled', 'terminated', 'timed_out', 'continued_as_new'] as const;
 
 export const integrationEventSchemas = {
@@ -75,6 +76,17 @@ export const integrationEventSchemas = {
     usage,
     at,
   }),
+  'flowsvc.document.changed.v1': z.object({
+    collectionId: id,
+    collection: z.string().describe('the collection\'s name'),
+    documentId: id,
+    change: z.enum(DOCUMENT_CHANGES),
+    revision: z.number().int().min(0).describe('the document\'s revision after the change (its ETag)'),
+    bytes: z.number().int().min(0).describe('size of the document after the change, 0 once removed'),
+    ref: z.string().describe('API path (under /api) of the document; its content is never in the event'),
+    ...tenancy,
+    at,
+  }),
   'flowsvc.workflow.status_changed.v1': z.object({ workflowId: id, execution: z.number().int().min(1), flowId: id, status: z.enum(WORKFLOW_STATUSES), code: z.string().nullable().describe('why it failed, else null'), at }),
 };
 
@@ -90,7 +102,7 @@ export interface IntegrationEvent<K extends IntegrationEventType = IntegrationEv
   /** Stable across redeliveries: the internal event's id (suffixed `.<n>` past its first public event). */
   id: string;
   type: K;
-  /** `flows/<flowId>`, `runs/<processId>`, `workflows/<workflowId>`: also the Kafka key, so one resource stays in order. */
+  /** `flows/<flowId>`, `runs/<processId>`, `workflows/<workflowId>`, `documents/<collectionId>/<documentId>`: also the Kafka key, so one resource stays in order. */
   subject: string;
   time: string;
   /** `org.<orgId>` or `user.<ownerId>`: whose topic it goes to. */

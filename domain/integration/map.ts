@@ -14,12 +14,22 @@ export interface StreamOrigin {
   ownerId: string;
   orgId: string | null;
   workspaceId: string | null;
-  /** The flow of a run or workflow; the flow itself for a flow stream. */
+  /** The flow of a run or workflow; the flow itself for a flow stream; '' for a collection. */
   flowId: string;
+  /** The collection of a document stream (or of the collection's own stream). */
+  collection?: { id: string; name: string };
 }
 
 /** The categories whose events can become public. */
-export const INTEGRATION_CATEGORIES = ['flow', 'run', 'workflow'] as const;
+export const INTEGRATION_CATEGORIES = ['flow', 'run', 'workflow', 'collection', 'document'] as const;
+
+/** The stream whose first event names a stream's origin: a document's is its collection's (`document-<collectionId>.<documentId>`). */
+export function originStreamOf(streamId: string): string {
+  if (categoryOf(streamId) !== 'document') return streamId;
+  const key = streamId.slice('document-'.length);
+  const dot = key.indexOf('.');
+  return `collection-${dot === -1 ? key : key.slice(0, dot)}`;
+}
 
 type Data = Record<string, unknown>;
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
@@ -30,9 +40,11 @@ const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v)
 export function originOf(first: RecordedEvent): StreamOrigin | null {
   const d = first.data as Data;
   const summary = first.type === 'RunHistoryPruned' ? (d.summary as Data | undefined) : undefined;
-  const source = first.type === 'FlowCreated' || first.type === 'RunRequested' || first.type === 'WorkflowCreated' ? d : summary;
+  const source = first.type === 'FlowCreated' || first.type === 'RunRequested' || first.type === 'WorkflowCreated' || first.type === 'CollectionCreated' ? d : summary;
   if (!source || typeof source.ownerId !== 'string') return null;
-  return { ownerId: source.ownerId, orgId: strOrNull(source.orgId), workspaceId: strOrNull(source.workspaceId), flowId: str(source.flowId) };
+  const origin: StreamOrigin = { ownerId: source.ownerId, orgId: strOrNull(source.orgId), workspaceId: strOrNull(source.workspaceId), flowId: str(source.flowId) };
+  if (first.type === 'CollectionCreated') origin.collection = { id: str(d.collectionId), name: str(d.name) };
+  return origin;
 }
 
 /** The tenant of an origin: its organization, else its owner. Only the characters of a legal Kafka topic name survive. */
@@ -89,6 +101,15 @@ const WORKFLOW_STATUS_OF: Record<string, IntegrationData<'flowsvc.workflow.statu
   WorkflowContinuedAsNew: 'continued_as_new',
 };
 
+const DOCUMENT_CHANGE_OF: Record<string, IntegrationData<'flowsvc.document.changed.v1'>['change']> = {
+  DocumentAdded: 'added',
+  DocumentChanged: 'changed',
+  DocumentRemoved: 'removed',
+  DocumentInserted: 'added',
+  DocumentUpdated: 'changed',
+  DocumentDeleted: 'removed',
+};
+
 /** The public data of one internal event, or null. */
 function publicData(e: RecordedEvent, origin: StreamOrigin): { type: IntegrationEventType; subject: string; data: IntegrationData<IntegrationEventType> } | null {
   const d = (e.data ?? {}) as Data;
@@ -139,6 +160,22 @@ function publicData(e: RecordedEvent, origin: StreamOrigin): { type: Integration
         return null;
     }
   }
+  if ((category === 'collection' || category === 'document') && origin.collection) {
+    const change = DOCUMENT_CHANGE_OF[e.type];
+    const documentId = str(d.documentId);
+    if (!change || !documentId) return null;
+    const { id: collectionId, name: collection } = origin.collection;
+    // Document streams carry the document's revision; legacy collection-stream writes have the stream's.
+    const revision = typeof d.revision === 'number' ? d.revision : e.revision;
+    return {
+      type: 'flowsvc.document.changed.v1',
+      subject: `documents/${collectionId}/${documentId}`,
+      data: {
+        collectionId, collection, documentId, change, revision, bytes: change === 'removed' ? 0 : num(d.size),
+        ref: `/db/collections/${encodeURIComponent(collection)}/documents/${encodeURIComponent(documentId)}`, ...tenancy, at: time,
+      },
+    };
+  }
   if (category === 'workflow') {
     const status = WORKFLOW_STATUS_OF[e.type];
     if (!status) return null;
@@ -172,4 +209,5 @@ const PUBLIC_SOURCES: ReadonlySet<string> = new Set([
   'FlowCreated', 'FlowDeleted', ...Object.keys(FLOW_CHANGE_OF),
   'RunRequested', 'RunStarted', 'NodeCompleted', 'RunCompleted', 'RunFailed', 'RunStopped', 'RunTimedOut',
   ...Object.keys(WORKFLOW_STATUS_OF),
+  ...Object.keys(DOCUMENT_CHANGE_OF),
 ]);

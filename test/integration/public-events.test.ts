@@ -72,11 +72,14 @@ describe('public integration events on Kafka, read by kcat and by Python conflue
     const flow = (await call(svc.baseUrl, 'POST', '/flows', { name: `flow of ${name}` }, auth)).body.flow;
     const node = await call(svc.baseUrl, 'POST', `/flows/${flow.id}/nodes`, { type: 'custom', position: { x: 0, y: 0 }, data: { nodeType: 'llm', llm: 'offline', model: 'any', prompt: 'hi' } }, auth);
     expect(node.status, node.text).to.equal(201);
+    expect((await call(svc.baseUrl, 'POST', '/db/collections', { name: `people_${name}` }, auth)).status).to.equal(201);
+    const doc = await call(svc.baseUrl, 'POST', `/db/collections/people_${name}/documents`, { id: `d-${name}`, document: { email: `${name}@example.test`, password: `${name}-Sup3rSecretPassword` } }, auth);
+    expect(doc.status, doc.text).to.equal(201);
     const ran = await call(svc.baseUrl, 'POST', `/flows/${flow.id}/run`, { inputs: {} }, auth);
     expect(ran.status, ran.text).to.equal(200);
     const processId = (ran.body.processId ?? ran.body.id) as string;
     expect(processId, ran.text).to.be.a('string');
-    return { tenant: orgId ? `org.${orgId}` : `user.${user.user.id}`, flowId: flow.id as string, processId, password: user.password, apiKey: key.body.key as string };
+    return { name, tenant: orgId ? `org.${orgId}` : `user.${user.user.id}`, flowId: flow.id as string, processId, password: user.password, apiKey: key.body.key as string };
   }
 
   it('publishes each tenant\'s flow and run events to its own topic as CloudEvents valid against /api/asyncapi.json; nothing secret anywhere', async () => {
@@ -123,7 +126,7 @@ describe('public integration events on Kafka, read by kcat and by Python conflue
         expect(h.ce_id, where).to.be.a('string').and.not.equal('');
         expect(Number.isNaN(Date.parse(h.ce_time!)), where).to.equal(false);
         expect(m.key, where).to.equal(h.ce_subject);
-        expect([`flows/${t.flowId}`, `runs/${t.processId}`], `${where}: only this tenant's resources`).to.include(h.ce_subject);
+        expect(h.ce_subject === `flows/${t.flowId}` || h.ce_subject === `runs/${t.processId}` || h.ce_subject!.startsWith('documents/') && h.ce_subject!.endsWith(`/d-${t.name}`), `${where}: only this tenant's resources`).to.equal(true);
         const schema = asyncapi.components.schemas[h.ce_type!];
         expect(schema, `${where}: a type of the document`).to.not.equal(undefined);
         const validData = ajv.compile(schema!);
@@ -134,10 +137,10 @@ describe('public integration events on Kafka, read by kcat and by Python conflue
         // The "done when": no field named like a password, secret, token or key hash; no secret value.
         expect([...Object.keys(h), ...keysOf(data)].filter((k) => FORBIDDEN.test(k)), where).to.deep.equal([]);
         for (const s of secrets) expect(m.payload, where).not.to.include(s);
-        expect(m.payload, where).not.to.match(/scrypt|\$argon|sha256:/i);
+        expect(m.payload, where).not.to.match(/scrypt|\$argon|sha256:|Sup3rSecret|@example\.test/i);
         types.add(h.ce_type!);
       }
-      expect([...types].sort(), t.tenant).to.include.members(['flowsvc.flow.created.v1', 'flowsvc.flow.changed.v1', 'flowsvc.run.requested.v1', 'flowsvc.run.started.v1', 'flowsvc.run.node_completed.v1', 'flowsvc.run.completed.v1']);
+      expect([...types].sort(), t.tenant).to.include.members(['flowsvc.flow.created.v1', 'flowsvc.flow.changed.v1', 'flowsvc.run.requested.v1', 'flowsvc.run.started.v1', 'flowsvc.run.node_completed.v1', 'flowsvc.run.completed.v1', 'flowsvc.document.changed.v1']);
       // Tenant isolation: no other tenant's flow, run or id appears in this topic at all.
       for (const other of tenants.filter((o) => o !== t)) {
         const text = JSON.stringify(messages);

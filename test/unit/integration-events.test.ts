@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { z } from 'zod';
 import { FORBIDDEN_FIELD, INTEGRATION_EVENT_TYPES, integrationEventSchemas, MAX_INLINE_BYTES } from '../../domain/integration/events.js';
-import { originOf, tenantOf, toIntegrationEvents, type StreamOrigin } from '../../domain/integration/map.js';
+import { originOf, originStreamOf, tenantOf, toIntegrationEvents, type StreamOrigin } from '../../domain/integration/map.js';
 import type { RecordedEvent } from '../../domain/shared/events.js';
 import { userEventSchemas } from '../../domain/users/events.js';
 import { flowEventSchemas } from '../../domain/flows/events.js';
@@ -11,6 +11,7 @@ import { orgEventSchemas } from '../../domain/orgs/events.js';
 import { cliTokenEventSchemas } from '../../domain/cli/events.js';
 import { signInEventSchemas } from '../../domain/signins/events.js';
 import { deliveryEventSchemas, webhookEventSchemas } from '../../domain/messaging-webhooks/events.js';
+import { documentEventSchemas, documentStreamEventSchemas } from '../../domain/documents/events.js';
 
 const SECRET = 'S3CRET-VALUE-never-public';
 /** Every field an internal event might carry that must never go public, at the top and nested. */
@@ -22,6 +23,7 @@ const plausible = {
   flowId: 'f1', name: 'a flow', ownerId: 'u1', orgId: 'o1', workspaceId: null, nodes: [{ id: 'n1', data: { webhookConfig: { headers: { authorization: SECRET } } } }], edges: [],
   processId: 'p1', flowVersion: 3, mode: 'flow', nodeId: 'n1', source: 'api', inputs: { password: SECRET }, definition: { nodes: [], edges: [] },
   output: { apiToken: SECRET }, outputs: { result: { secretValue: SECRET } }, usage: { total_tokens: 3, cost: 0.01 },
+  collectionId: 'c1', documentId: 'd1', document: { password: SECRET, name: SECRET }, size: 40, update: JSON.stringify({ $set: { password: SECRET } }),
   code: 'NODE_FAILED', reason: SECRET, execution: 1, workflowId: 'w1', at: '2026-01-01T00:00:00.000Z', createdAt: '2026-01-01T00:00:00.000Z',
 };
 
@@ -38,10 +40,11 @@ function keysOf(value: unknown, path = ''): string[] {
   return Object.entries(value).flatMap(([k, v]) => [`${path}.${k}`, ...keysOf(v, `${path}.${k}`)]);
 }
 
-const origin: StreamOrigin = { ownerId: 'u1', orgId: 'o1', workspaceId: null, flowId: 'f1' };
+const origin: StreamOrigin = { ownerId: 'u1', orgId: 'o1', workspaceId: null, flowId: 'f1', collection: { id: 'c1', name: 'people' } };
 const everyInternal: Array<[string, Record<string, unknown>]> = [
   ['user', userEventSchemas], ['flow', flowEventSchemas], ['run', runEventSchemas], ['workflow', workflowEventSchemas], ['org', orgEventSchemas],
   ['clitoken', cliTokenEventSchemas], ['signin', signInEventSchemas], ['webhook', webhookEventSchemas], ['webhookdelivery', deliveryEventSchemas],
+  ['collection', documentEventSchemas], ['document', documentStreamEventSchemas],
 ];
 
 describe('public integration events (issue 32)', () => {
@@ -63,7 +66,7 @@ describe('public integration events (issue 32)', () => {
   });
 
   it('maps nothing from user, org, sign-in, CLI-token or webhook streams, nor key or secret events of flows', () => {
-    for (const [category, schemas] of everyInternal.filter(([c]) => !['flow', 'run', 'workflow'].includes(c))) {
+    for (const [category, schemas] of everyInternal.filter(([c]) => !['flow', 'run', 'workflow', 'collection', 'document'].includes(c))) {
       for (const type of Object.keys(schemas)) expect(toIntegrationEvents(recorded(`${category}-x1`, type), origin), type).to.deep.equal([]);
     }
     for (const type of ['FlowTriggerKeyRegenerated', 'NodeTriggerKeyRegenerated', 'FlowSecretsResealed', 'NodeExecutionRecorded']) {
@@ -93,6 +96,10 @@ describe('public integration events (issue 32)', () => {
     expect((done!.data as { outputs: unknown }).outputs).to.deep.equal({ ref: '/processes/p1', bytes: JSON.stringify(big).length, inline: false, value: null });
     const [small] = toIntegrationEvents(recorded('run-p1', 'NodeCompleted', 4, { nodeId: 'n1', attempt: 1, output: { answer: 42 }, usage: plausible.usage, executionTime: 5, at: plausible.at }), own);
     expect((small!.data as { output: unknown }).output).to.deep.equal({ ref: '/processes/p1', bytes: 13, inline: true, value: { answer: 42 } });
+    const [doc] = toIntegrationEvents(recorded('document-c1.d1', 'DocumentChanged', 2, { collectionId: 'c1', documentId: 'd1', document: { email: 'a@b.c' }, size: 17, previousSize: 3, update: null, revision: 7, legacyRevision: null, at: plausible.at }), origin);
+    expect(originStreamOf('document-c1.d1')).to.equal('collection-c1');
+    expect(doc).to.deep.include({ type: 'flowsvc.document.changed.v1', subject: 'documents/c1/d1', tenant: 'org.o1' });
+    expect(doc!.data).to.deep.equal({ collectionId: 'c1', collection: 'people', documentId: 'd1', change: 'changed', revision: 7, bytes: 17, ref: '/db/collections/people/documents/d1', ownerId: 'u1', orgId: 'o1', workspaceId: null, at: plausible.at });
     expect(toIntegrationEvents(recorded('run-p1', 'RunCompleted', 5), own), 'same input, same id').to.deep.equal(toIntegrationEvents(recorded('run-p1', 'RunCompleted', 5), own));
   });
 });
