@@ -48,7 +48,7 @@ describe('public integration events on Kafka, read by kcat and by Python conflue
   let svc: TestService;
   let dir: string;
   before(async () => {
-    svc = await startTestService('distributed', { RATE_LIMIT_AUTH_PER_MINUTE: '1000' });
+    svc = await startTestService('distributed', { RATE_LIMIT_AUTH_PER_MINUTE: '1000', PUBLIC_EVENTS: 'true' });
     dir = mkdtempSync(join(tmpdir(), 'public-events-'));
   });
   after(async () => {
