@@ -35,7 +35,11 @@ function headersOf(type: IntegrationEventType) {
       ce_source: { ...text, description: '`/flowsvc/<KAFKA_TOPIC_PREFIX>`' },
       ce_subject: { ...text, description: '`flows/<flowId>`, `runs/<processId>` or `workflows/<workflowId>`; also the message key' },
       ce_time: { ...text, format: 'date-time' },
-      ce_dataschema: { type: 'string', const: `/api/asyncapi.json#/components/schemas/${type}` },
+      ce_dataschema: {
+        type: 'string',
+        pattern: `^(https?://[^#]+)?/api/asyncapi\\.json#/components/schemas/${type.replace(/\./g, '\\.')}$`,
+        description: 'this JSON Schema: `<PUBLIC_URL>/api/asyncapi.json#/components/schemas/<type>` (the path alone when PUBLIC_URL is unset)',
+      },
       ce_flowsvctenant: { ...text, description: TENANT_DESCRIPTION },
       'content-type': { type: 'string', const: 'application/json' },
     },

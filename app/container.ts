@@ -137,6 +137,7 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
           clientId: config.KAFKA_CLIENT_ID,
           topicPrefix: config.KAFKA_TOPIC_PREFIX,
           partitions: config.KAFKA_PARTITIONS,
+          publicUrl: config.PUBLIC_URL,
           logger,
         })
       : null;

@@ -14,7 +14,7 @@ import { noDelaySocketFactory } from '../bus/kafka-socket.js';
  * - key: the CloudEvents subject (`runs/<processId>`, …), so one resource's events stay in order;
  * - value: UTF-8 JSON of the event's data;
  * - headers: `ce_specversion` (1.0), `ce_id`, `ce_type`, `ce_source` (`/flowsvc/<prefix>`),
- *   `ce_subject`, `ce_time`, `ce_dataschema`, `ce_flowsvctenant` (extension attribute) and
+ *   `ce_subject`, `ce_time`, `ce_dataschema` (`<PUBLIC_URL>/api/asyncapi.json#/components/schemas/<type>`), `ce_flowsvctenant` (extension attribute) and
  *   `content-type: application/json`.
  */
 export const TENANT_HEADER = 'ce_flowsvctenant';
@@ -23,7 +23,8 @@ export function publicTopic(prefix: string, tenant: string): string {
   return `${prefix}.public.${tenant}`;
 }
 
-export function encodeCloudEvent(event: IntegrationEvent, source: string): Message {
+/** `publicUrl`: PUBLIC_URL, which makes ce_dataschema an absolute URI as CloudEvents wants; without it the path alone. */
+export function encodeCloudEvent(event: IntegrationEvent, source: string, publicUrl = ''): Message {
   return {
     key: event.subject,
     value: JSON.stringify(event.data),
@@ -34,7 +35,7 @@ export function encodeCloudEvent(event: IntegrationEvent, source: string): Messa
       ce_source: source,
       ce_subject: event.subject,
       ce_time: event.time,
-      ce_dataschema: event.dataschema,
+      ce_dataschema: `${publicUrl.replace(/\/+$/, '')}${event.dataschema}`,
       [TENANT_HEADER]: event.tenant,
       'content-type': 'application/json',
     },
@@ -46,6 +47,8 @@ export interface KafkaIntegrationOptions {
   clientId: string;
   topicPrefix: string;
   partitions?: number;
+  /** PUBLIC_URL: the base of ce_dataschema. */
+  publicUrl?: string;
   logger: Logger;
   client?: Partial<KafkaConfig>;
 }
@@ -96,7 +99,7 @@ export class KafkaIntegrationPublisher implements IntegrationPublisher {
     const byTopic = new Map<string, Message[]>();
     for (const event of events) {
       const topic = publicTopic(this.options.topicPrefix, event.tenant);
-      byTopic.set(topic, [...(byTopic.get(topic) ?? []), encodeCloudEvent(event, this.source)]);
+      byTopic.set(topic, [...(byTopic.get(topic) ?? []), encodeCloudEvent(event, this.source, this.options.publicUrl)]);
     }
     await ensureTopics(admin, [...byTopic.keys()], { partitions: this.options.partitions ?? DEFAULT_PARTITIONS });
     await producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });

@@ -1,6 +1,9 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { Parser } from '@asyncapi/parser';
+import { Ajv } from 'ajv';
+import { encodeCloudEvent } from '../../infra/integration/kafka.js';
+import type { IntegrationEvent } from '../../domain/integration/events.js';
 import { buildAsyncApi, publicDataSchemas } from '../../api/asyncapi.js';
 import { breakingChanges } from '../support/schema-compat.js';
 
@@ -27,6 +30,23 @@ describe('the AsyncAPI document of the public events (issue 32)', function () {
     expect(problems, 'breaking changes: publish a new version (.v2) instead').to.deep.equal([]);
     const unrecorded = Object.keys(current).filter((t) => !snapshot[t]);
     expect(unrecorded, 'new types: run npm run asyncapi:snapshot and commit docs/asyncapi/schemas-v1.json').to.deep.equal([]);
+  });
+
+  it('a message encoded by the Kafka adapter has the headers the document describes, with or without PUBLIC_URL', () => {
+    const doc = buildAsyncApi('flowsvc', '1.0.0');
+    const event: IntegrationEvent = {
+      id: 'e1', type: 'flowsvc.run.started.v1', subject: 'runs/p1', time: '2026-01-01T00:00:00.000Z', tenant: 'org.o1',
+      dataschema: '/api/asyncapi.json#/components/schemas/flowsvc.run.started.v1', data: { processId: 'p1', flowId: 'f1', at: '2026-01-01T00:00:00.000Z' },
+    };
+    const valid = new Ajv({ strict: false }).compile(doc.components.messages['flowsvc.run.started.v1']!.headers);
+    for (const base of ['', 'https://flows.example.com/']) {
+      const message = encodeCloudEvent(event, '/flowsvc/flowsvc', base);
+      expect(valid(message.headers), JSON.stringify(valid.errors)).to.equal(true);
+      expect(message.key).to.equal('runs/p1');
+      expect(JSON.parse(String(message.value))).to.deep.equal(event.data);
+    }
+    expect(encodeCloudEvent(event, 's', 'https://flows.example.com/').headers!.ce_dataschema).to.equal('https://flows.example.com/api/asyncapi.json#/components/schemas/flowsvc.run.started.v1');
+    expect(valid({ ...encodeCloudEvent(event, 's').headers, ce_dataschema: '/api/asyncapi.json#/components/schemas/flowsvc.run.completed.v1' }), 'another type\'s schema').to.equal(false);
   });
 
   it('the compatibility check refuses a removed, retyped or no-longer-required field and an added enum value; allows an added field', () => {
