@@ -41,6 +41,7 @@ const usage = z.object({ total: z.number().int().min(0).describe('LLM tokens, pr
 export const FLOW_CHANGES = ['replaced', 'renamed', 'archived', 'unarchived', 'node_added', 'node_updated', 'node_deleted', 'connection_added', 'connection_updated', 'connection_removed', 'trigger_updated'] as const;
 export const RUN_END_STATUSES = ['failed', 'stopped', 'timed_out'] as const;
 export const DOCUMENT_CHANGES = ['added', 'changed', 'removed'] as const;
+export const DELIVERY_OUTCOMES = ['succeeded', 'failed', 'cancelled'] as const;
 export const WORKFLOW_STATUSES = ['created', 'running', 'paused', 'completed', 'failed', 'canceled', 'terminated', 'timed_out', 'continued_as_new'] as const;
 
 export const integrationEventSchemas = {
@@ -87,6 +88,18 @@ export const integrationEventSchemas = {
     ...tenancy,
     at,
   }),
+  'flowsvc.webhook.delivery_completed.v1': z.object({
+    deliveryId: id,
+    sessionId: id.describe('the messaging session whose webhook it is'),
+    webhookId: id,
+    eventType: z.string().describe('the session event delivered: message, message_ack, session.status'),
+    outcome: z.enum(DELIVERY_OUTCOMES).describe('succeeded; failed after the last attempt; cancelled (webhook inactive or removed)'),
+    attempts: z.number().int().min(0),
+    statusCode: z.number().int().nullable().describe('the receiver\'s last HTTP status, null when none answered'),
+    errorCode: z.string().nullable().describe('OUTBOUND_TIMEOUT, HTTP_503, WEBHOOK_INACTIVE, …; null on success'),
+    ...tenancy,
+    at,
+  }),
   'flowsvc.workflow.status_changed.v1': z.object({ workflowId: id, execution: z.number().int().min(1), flowId: id, status: z.enum(WORKFLOW_STATUSES), code: z.string().nullable().describe('why it failed, else null'), at }),
 };
 
@@ -102,7 +115,7 @@ export interface IntegrationEvent<K extends IntegrationEventType = IntegrationEv
   /** Stable across redeliveries: the internal event's id (suffixed `.<n>` past its first public event). */
   id: string;
   type: K;
-  /** `flows/<flowId>`, `runs/<processId>`, `workflows/<workflowId>`, `documents/<collectionId>/<documentId>`: also the Kafka key, so one resource stays in order. */
+  /** `flows/<flowId>`, `runs/<processId>`, `workflows/<workflowId>`, `documents/<collectionId>/<documentId>`, `webhook-deliveries/<deliveryId>`: also the Kafka key, so one resource stays in order. */
   subject: string;
   time: string;
   /** `org.<orgId>` or `user.<ownerId>`: whose topic it goes to. */

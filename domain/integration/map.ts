@@ -18,10 +18,12 @@ export interface StreamOrigin {
   flowId: string;
   /** The collection of a document stream (or of the collection's own stream). */
   collection?: { id: string; name: string };
+  /** A webhook delivery's scheduling (its stream's first event); the tenant is its session's. */
+  delivery?: { sessionId: string; webhookId: string; eventType: string };
 }
 
 /** The categories whose events can become public. */
-export const INTEGRATION_CATEGORIES = ['flow', 'run', 'workflow', 'collection', 'document'] as const;
+export const INTEGRATION_CATEGORIES = ['flow', 'run', 'workflow', 'collection', 'document', 'msgdelivery'] as const;
 
 /** The stream whose first event names a stream's origin: a document's is its collection's (`document-<collectionId>.<documentId>`). */
 export function originStreamOf(streamId: string): string {
@@ -34,13 +36,26 @@ export function originStreamOf(streamId: string): string {
 type Data = Record<string, unknown>;
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 const strOrNull = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+/** A machine-readable code (UPPER_SNAKE) passes; anything else (free text could quote user data) becomes `fallback`. */
+const codeOr = (v: unknown, fallback: string): string => (typeof v === 'string' && /^[A-Z][A-Z0-9_]{0,63}$/.test(v) ? v : fallback);
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+
+/**
+ * A stream whose first event holds only part of its origin: a webhook delivery names its session,
+ * whose first event (MessagingSessionInitialized) holds the owner. Null for other streams.
+ */
+export function originHop(first: RecordedEvent): { stream: string; delivery: NonNullable<StreamOrigin['delivery']> } | null {
+  if (first.type !== 'WebhookDeliveryScheduled') return null;
+  const d = first.data as Data;
+  const sessionId = str(d.sessionId);
+  return sessionId ? { stream: `msgsession-${sessionId}`, delivery: { sessionId, webhookId: str(d.webhookId), eventType: str(d.eventType) } } : null;
+}
 
 /** The origin a stream's first event names; null when the event is not a first event we know. */
 export function originOf(first: RecordedEvent): StreamOrigin | null {
   const d = first.data as Data;
   const summary = first.type === 'RunHistoryPruned' ? (d.summary as Data | undefined) : undefined;
-  const source = first.type === 'FlowCreated' || first.type === 'RunRequested' || first.type === 'WorkflowCreated' || first.type === 'CollectionCreated' ? d : summary;
+  const source = first.type === 'FlowCreated' || first.type === 'RunRequested' || first.type === 'WorkflowCreated' || first.type === 'CollectionCreated' || first.type === 'MessagingSessionInitialized' ? d : summary;
   if (!source || typeof source.ownerId !== 'string') return null;
   const origin: StreamOrigin = { ownerId: source.ownerId, orgId: strOrNull(source.orgId), workspaceId: strOrNull(source.workspaceId), flowId: str(source.flowId) };
   if (first.type === 'CollectionCreated') origin.collection = { id: str(d.collectionId), name: str(d.name) };
@@ -151,7 +166,7 @@ function publicData(e: RecordedEvent, origin: StreamOrigin): { type: Integration
       case 'RunCompleted':
         return { type: 'flowsvc.run.completed.v1', subject, data: { ...run, usage: usageOf(d.usage), outputs: bounded(`/processes/${streamKey}`, d.outputs), at: time } };
       case 'RunFailed':
-        return { type: 'flowsvc.run.failed.v1', subject, data: { ...run, status: 'failed', code: str(d.code), nodeId: strOrNull(d.nodeId), usage: usageOf(d.usage), at: time } };
+        return { type: 'flowsvc.run.failed.v1', subject, data: { ...run, status: 'failed', code: codeOr(d.code, 'RUN_FAILED'), nodeId: strOrNull(d.nodeId), usage: usageOf(d.usage), at: time } };
       case 'RunStopped':
         return { type: 'flowsvc.run.failed.v1', subject, data: { ...run, status: 'stopped', code: 'STOPPED', nodeId: null, usage: usageOf(d.usage), at: time } };
       case 'RunTimedOut':
@@ -176,13 +191,26 @@ function publicData(e: RecordedEvent, origin: StreamOrigin): { type: Integration
       },
     };
   }
+  if (category === 'msgdelivery' && origin.delivery) {
+    const final = e.type === 'WebhookDeliveryCancelled' ? 'cancelled' : e.type === 'WebhookDeliveryAttempted' && (d.outcome === 'succeeded' || d.outcome === 'failed') ? d.outcome : null;
+    if (!final) return null;
+    return {
+      type: 'flowsvc.webhook.delivery_completed.v1',
+      subject: `webhook-deliveries/${streamKey}`,
+      data: {
+        deliveryId: streamKey, ...origin.delivery, outcome: final, attempts: num(d.attempt),
+        statusCode: typeof d.statusCode === 'number' ? d.statusCode : null,
+        errorCode: final === 'cancelled' ? codeOr(d.reason, 'CANCELLED') : d.error == null ? null : codeOr(d.error, 'DELIVERY_FAILED'), ...tenancy, at: time,
+      },
+    };
+  }
   if (category === 'workflow') {
     const status = WORKFLOW_STATUS_OF[e.type];
     if (!status) return null;
     return {
       type: 'flowsvc.workflow.status_changed.v1',
       subject: `workflows/${streamKey}`,
-      data: { workflowId: streamKey, execution: Math.max(1, num(d.execution) || 1), flowId: origin.flowId, status, code: e.type === 'WorkflowFailed' ? str(d.code) : null, at: time },
+      data: { workflowId: streamKey, execution: Math.max(1, num(d.execution) || 1), flowId: origin.flowId, status, code: e.type === 'WorkflowFailed' ? codeOr(d.code, 'WORKFLOW_FAILED') : null, at: time },
     };
   }
   return null;
@@ -210,4 +238,5 @@ const PUBLIC_SOURCES: ReadonlySet<string> = new Set([
   'RunRequested', 'RunStarted', 'NodeCompleted', 'RunCompleted', 'RunFailed', 'RunStopped', 'RunTimedOut',
   ...Object.keys(WORKFLOW_STATUS_OF),
   ...Object.keys(DOCUMENT_CHANGE_OF),
+  'WebhookDeliveryAttempted', 'WebhookDeliveryCancelled',
 ]);

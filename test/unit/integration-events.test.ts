@@ -24,6 +24,7 @@ const plausible = {
   processId: 'p1', flowVersion: 3, mode: 'flow', nodeId: 'n1', source: 'api', inputs: { password: SECRET }, definition: { nodes: [], edges: [] },
   output: { apiToken: SECRET }, outputs: { result: { secretValue: SECRET } }, usage: { total_tokens: 3, cost: 0.01 },
   collectionId: 'c1', documentId: 'd1', document: { password: SECRET, name: SECRET }, size: 40, update: JSON.stringify({ $set: { password: SECRET } }),
+  attempt: 3, statusCode: 500, error: 'HTTP_500', outcome: 'failed', body: JSON.stringify({ token: SECRET }), url: `https://x.example/${SECRET}`,
   code: 'NODE_FAILED', reason: SECRET, execution: 1, workflowId: 'w1', at: '2026-01-01T00:00:00.000Z', createdAt: '2026-01-01T00:00:00.000Z',
 };
 
@@ -40,10 +41,10 @@ function keysOf(value: unknown, path = ''): string[] {
   return Object.entries(value).flatMap(([k, v]) => [`${path}.${k}`, ...keysOf(v, `${path}.${k}`)]);
 }
 
-const origin: StreamOrigin = { ownerId: 'u1', orgId: 'o1', workspaceId: null, flowId: 'f1', collection: { id: 'c1', name: 'people' } };
+const origin: StreamOrigin = { ownerId: 'u1', orgId: 'o1', workspaceId: null, flowId: 'f1', collection: { id: 'c1', name: 'people' }, delivery: { sessionId: 's1', webhookId: 'wh1', eventType: 'message' } };
 const everyInternal: Array<[string, Record<string, unknown>]> = [
   ['user', userEventSchemas], ['flow', flowEventSchemas], ['run', runEventSchemas], ['workflow', workflowEventSchemas], ['org', orgEventSchemas],
-  ['clitoken', cliTokenEventSchemas], ['signin', signInEventSchemas], ['webhook', webhookEventSchemas], ['webhookdelivery', deliveryEventSchemas],
+  ['clitoken', cliTokenEventSchemas], ['signin', signInEventSchemas], ['msgwebhook', webhookEventSchemas], ['msgdelivery', deliveryEventSchemas],
   ['collection', documentEventSchemas], ['document', documentStreamEventSchemas],
 ];
 
@@ -66,7 +67,7 @@ describe('public integration events (issue 32)', () => {
   });
 
   it('maps nothing from user, org, sign-in, CLI-token or webhook streams, nor key or secret events of flows', () => {
-    for (const [category, schemas] of everyInternal.filter(([c]) => !['flow', 'run', 'workflow', 'collection', 'document'].includes(c))) {
+    for (const [category, schemas] of everyInternal.filter(([c]) => !['flow', 'run', 'workflow', 'collection', 'document', 'msgdelivery'].includes(c))) {
       for (const type of Object.keys(schemas)) expect(toIntegrationEvents(recorded(`${category}-x1`, type), origin), type).to.deep.equal([]);
     }
     for (const type of ['FlowTriggerKeyRegenerated', 'NodeTriggerKeyRegenerated', 'FlowSecretsResealed', 'NodeExecutionRecorded']) {
@@ -100,6 +101,10 @@ describe('public integration events (issue 32)', () => {
     expect(originStreamOf('document-c1.d1')).to.equal('collection-c1');
     expect(doc).to.deep.include({ type: 'flowsvc.document.changed.v1', subject: 'documents/c1/d1', tenant: 'org.o1' });
     expect(doc!.data).to.deep.equal({ collectionId: 'c1', collection: 'people', documentId: 'd1', change: 'changed', revision: 7, bytes: 17, ref: '/db/collections/people/documents/d1', ownerId: 'u1', orgId: 'o1', workspaceId: null, at: plausible.at });
+    const [delivered] = toIntegrationEvents(recorded('msgdelivery-dl1', 'WebhookDeliveryAttempted', 2, { attempt: 2, statusCode: 204, error: null, durationMs: 5, outcome: 'succeeded', nextAttemptAt: null, at: plausible.at }), origin);
+    expect(delivered).to.deep.include({ type: 'flowsvc.webhook.delivery_completed.v1', subject: 'webhook-deliveries/dl1', tenant: 'org.o1' });
+    expect(delivered!.data).to.deep.equal({ deliveryId: 'dl1', sessionId: 's1', webhookId: 'wh1', eventType: 'message', outcome: 'succeeded', attempts: 2, statusCode: 204, errorCode: null, ownerId: 'u1', orgId: 'o1', workspaceId: null, at: plausible.at });
+    expect(toIntegrationEvents(recorded('msgdelivery-dl1', 'WebhookDeliveryAttempted', 1, { attempt: 1, statusCode: 503, error: 'HTTP_503', outcome: 'retry', at: plausible.at }), origin), 'a retry is no outcome').to.deep.equal([]);
     expect(toIntegrationEvents(recorded('run-p1', 'RunCompleted', 5), own), 'same input, same id').to.deep.equal(toIntegrationEvents(recorded('run-p1', 'RunCompleted', 5), own));
   });
 });
