@@ -96,6 +96,10 @@ install_packages() {
   [[ -f $KAFKA/jars/.complete ]] || command -v mvn >/dev/null || missing+=(maven)
   command -v redis-server >/dev/null || missing+=(redis-server)
   command -v redis-cli >/dev/null || missing+=(redis-tools)
+  # Issue 32: the public integration events are read in the tests by kcat (Debian's kafkacat) and
+  # by a Python consumer in a venv (.ci/public-consumer.sh).
+  command -v kcat >/dev/null || missing+=(kcat)
+  python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
   [[ $FERRETDB_HANDLER != postgresql ]] || pg_bin >/dev/null || missing+=(postgresql)
   ((${#missing[@]})) || return 0
   apt_install "${missing[@]}"

@@ -19,6 +19,7 @@ import { allRetentionPolicies } from '../domain/retention.js';
 /** How often the embedded log drops expired events of idle operational streams (active ones are trimmed on append). */
 const RETENTION_SWEEP_MS = 3600_000;
 import type { Bus } from '../ports/bus.js';
+import type { IntegrationPublisher } from '../ports/integration.js';
 import { systemClock, type Clock } from '../ports/clock.js';
 import type { EventStore } from '../ports/event-store.js';
 import type { Logger } from '../ports/logger.js';
@@ -129,6 +130,19 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
       })
     : new EmbeddedBus(eventStore, checkpoints, logger, { retry: { maxAttempts: config.CONSUMER_MAX_ATTEMPTS }, deadLetters });
 
+  // Public integration events need Kafka (README, "Public integration events").
+  const integration: IntegrationPublisher | null =
+    config.KAFKA_BROKERS && config.PUBLIC_EVENTS
+      ? new (await import('../infra/integration/kafka.js')).KafkaIntegrationPublisher({
+          brokers: config.KAFKA_BROKERS,
+          clientId: config.KAFKA_CLIENT_ID,
+          topicPrefix: config.KAFKA_TOPIC_PREFIX,
+          partitions: config.KAFKA_PARTITIONS,
+          publicUrl: config.PUBLIC_URL,
+          logger,
+        })
+      : null;
+
   // An in-memory read store is private to its process, so whoever serves reads must project.
   const projectsHere = role === 'all' || role === 'projector' || (role === 'api' && !config.MONGODB_URL);
   const projections = new ProjectionRunner(eventStore, readStore, allProjectors, logger.child({ component: 'projections' }), projectsHere ? 'local' : 'remote');
@@ -154,7 +168,7 @@ export async function buildServices(config: Config, role: Role, logger: Logger, 
     : credentialLookup(readStore);
 
   const services: Services = {
-    config, role, logger, unavailableDependency, eventStore, readStore, checkpoints, bus, projections,
+    config, role, logger, unavailableDependency, eventStore, readStore, checkpoints, bus, integration, projections,
     tokens, auth: new Authenticator(tokens, credentials, clock, { unverifiedAccountTtlHours: config.UNVERIFIED_ACCOUNT_TTL_HOURS }), sealedBox, mailer, rateLimiter: config.RATE_LIMIT_REDIS_URL ? await (await import('../infra/rate-limiter/redis.js')).RedisRateLimiter.connect(config.RATE_LIMIT_REDIS_URL, config.RATE_LIMIT_REDIS_PREFIX, logger) : new RateLimiter(clock), social: socialProviders(config),
     now, newId: () => randomUUID(),
     storedEvents: rawEventStore instanceof SqliteEventStore ? sqliteStoredEvents(rawEventStore) : appendOnlyStoredEvents(rawEventStore),
@@ -225,6 +239,7 @@ export async function closeServices(services: Services): Promise<void> {
   services.outbound.close?.();
   await services.rateLimiter.close();
   await services.bus.close();
+  await services.integration?.close();
   await services.projections.stop();
   await services.readStore.close();
   await services.eventStore.close();

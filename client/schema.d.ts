@@ -3111,6 +3111,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/asyncapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** the AsyncAPI 3.0 document of the public integration events (CloudEvents per tenant on Kafka), with a JSON Schema per event type and version */
+        get: operations["asyncApiDocument"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/hybrid/stats": {
         parameters: {
             query?: never;
@@ -31402,6 +31419,92 @@ export interface operations {
             };
             /** @description a valid user credential that is not an operator (OPERATOR_ONLY) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a server the service depends on (read store, key-value store, bus) did not answer; nothing was acknowledged, retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    asyncApiDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the AsyncAPI document; `components.schemas.<type>` is the JSON Schema each message's `ce_dataschema` names */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        asyncapi: "3.0.0";
+                        info: {
+                            title: string;
+                            version: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        channels: {
+                            [key: string]: {
+                                address: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                        operations: {
+                            [key: string]: {
+                                action: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                        components: {
+                            schemas: {
+                                [key: string]: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            messages: {
+                                [key: string]: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,6 +1,7 @@
 import type { Config, Role } from '../infra/config/index.js';
 import type { ConversationState } from '../domain/assistant/index.js';
 import type { Bus } from './bus.js';
+import type { IntegrationPublisher } from './integration.js';
 import type { EventStore } from './event-store.js';
 import type { Logger } from './logger.js';
 import type { CheckpointStore, ReadStore } from './read-store.js';
@@ -47,6 +48,8 @@ export interface Services {
   /** Durable positions of consumers and the relay (the embedded read store's are in memory). */
   checkpoints: CheckpointStore;
   bus: Bus;
+  /** Public integration events (CloudEvents per tenant, issue 32); null: not published (no Kafka, or PUBLIC_EVENTS=false). */
+  integration: IntegrationPublisher | null;
   projections: Projections;
   tokens: TokenIssuer;
   auth: Authenticator;

@@ -43,6 +43,7 @@ import { webhooksRoutes } from './messaging-webhooks.js';
 import { terminalRoutes } from './terminals.js';
 import { systemRoutes } from './system.js';
 import { metricsRoutes } from './metrics.js';
+import { integrationRoutes } from './integration.js';
 import { hybridRoutes } from './hybrid.js';
 import { appPreviewRoutes } from './apps-preview.js';
 import { appDeployRoutes } from './apps-deploy.js';
@@ -104,6 +105,7 @@ export const allRoutes: RouteDef[] = [
   ...probeRoutes,
   ...systemRoutes,
   ...metricsRoutes,
+  ...integrationRoutes,
   ...hybridRoutes,
   ...appPreviewRoutes,
   ...appDeployRoutes,

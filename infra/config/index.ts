@@ -43,6 +43,11 @@ export const configSchema = z.object({
   KAFKA_TOPIC_PREFIX: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/).default('flowsvc'),
   KAFKA_PARTITIONS: positiveInt(3),
   KAFKA_CLIENT_ID: z.string().min(1).default('flowsvc'),
+  /** Public integration events (CloudEvents on `<prefix>.public.<tenant>`, issue 32); only with KAFKA_BROKERS. */
+  PUBLIC_EVENTS: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true'),
   BODY_LIMIT_BYTES: positiveInt(1_048_576),
   READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).default(5000),
   COMMAND_MAX_ATTEMPTS: positiveInt(25),

@@ -93,6 +93,8 @@ export class DistributedProcessGroup {
       MONGODB_URL: process.env.MONGODB_URL!, MONGODB_DB: `${this.label}_${this.id}`,
       KAFKA_BROKERS: process.env.KAFKA_BROKERS!, KAFKA_TOPIC_PREFIX: `${this.label}-${this.id}`,
       JWT_SECRET: `${this.label}-secret-${this.id}-0123456789abcdef`,
+      // Off unless a test asks (see isolatedEnv): public topics are one per tenant.
+      PUBLIC_EVENTS: 'false',
       ...extra,
     };
   }

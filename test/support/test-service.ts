@@ -41,7 +41,8 @@ export function availableModes(): Mode[] {
 /** Environment for one isolated service: its own data dir, database and topic prefix. */
 export function isolatedEnv(mode: Mode, extra: Record<string, string> = {}): Record<string, string> {
   const id = randomBytes(4).toString('hex');
-  const env: Record<string, string> = { DATA_DIR: mkdtempSync(join(tmpdir(), 'flowsvc-')), LOG_LEVEL: 'silent', PORT: '0', ...extra };
+  // PUBLIC_EVENTS off unless a test asks: each tenant's public topic is a Kafka topic, and a suite of distributed tests would create hundreds.
+  const env: Record<string, string> = { DATA_DIR: mkdtempSync(join(tmpdir(), 'flowsvc-')), LOG_LEVEL: 'silent', PORT: '0', PUBLIC_EVENTS: 'false', ...extra };
   if (mode === 'distributed') {
     env.MONGODB_URL = process.env.MONGODB_URL!;
     env.MONGODB_DB = `test_${id}`;
