@@ -12152,13 +12152,30 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description invalid input: VALIDATION_FAILED naming the field in error.details (or INVALID_JSON, INVALID_ENCODING, BODY_TOO_DEEP, a domain code) */
+            /** @description the body is not JSON-RPC (our VALIDATION_FAILED), or the SDK refused the message (a JSON-RPC error) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                            details?: unknown;
+                        };
+                    } | {
+                        /** @constant */
+                        jsonrpc: "2.0";
+                        id: string | number | null;
+                        error: {
+                            code: number;
+                            message: string;
+                            data?: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHENTICATED, with WWW-Authenticate: Bearer resource_metadata="…/.well-known/oauth-protected-resource/api/mcp" */
@@ -12170,13 +12187,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Accept must list application/json and text/event-stream */
+            /** @description Accept must list application/json and text/event-stream (a JSON-RPC error, as the MCP transport answers it) */
             406: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": {
+                        /** @constant */
+                        jsonrpc: "2.0";
+                        id: string | number | null;
+                        error: {
+                            code: number;
+                            message: string;
+                            data?: unknown;
+                        };
+                    };
                     "text/event-stream": {
                         event?: string;
                         data?: string;
@@ -12194,13 +12220,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description UNSUPPORTED_MEDIA_TYPE */
+            /** @description the body is not application/json (our UNSUPPORTED_MEDIA_TYPE, or the SDK's JSON-RPC error) */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                            details?: unknown;
+                        };
+                    } | {
+                        /** @constant */
+                        jsonrpc: "2.0";
+                        id: string | number | null;
+                        error: {
+                            code: number;
+                            message: string;
+                            data?: unknown;
+                        };
+                    };
                 };
             };
             /** @description HEADERS_TOO_LARGE: the request line and headers together are larger than the limit (16 KiB) */

@@ -114,6 +114,17 @@ function unauthenticated(input: AnyInput, err: DomainError): RouteReply {
 }
 
 const jsonRpcBody = z.union([z.looseObject({ jsonrpc: z.literal('2.0') }), z.array(z.looseObject({ jsonrpc: z.literal('2.0') }))]);
+/** What the MCP SDK's transport answers when it refuses a request itself (JSON-RPC, not our Error body). */
+const jsonRpcError = z.object({
+  jsonrpc: z.literal('2.0'),
+  id: z.union([z.string(), z.number(), z.null()]),
+  error: z.object({ code: z.number().int(), message: z.string(), data: z.unknown().optional() }),
+});
+/** Our own error body, for the refusals made before the SDK sees the request (bad body, …). */
+const apiError = z.object({
+  success: z.literal(false),
+  error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }),
+});
 const tag = 'MCP server';
 export const flowMcpRoutes = [
   defineRoute({
@@ -170,8 +181,10 @@ export const flowMcpRoutes = [
     responses: {
       200: { description: 'JSON-RPC answer (application/json or text/event-stream with progress notifications)' },
       202: { description: 'a notification or response was accepted' },
+      400: { description: 'the body is not JSON-RPC (our VALIDATION_FAILED), or the SDK refused the message (a JSON-RPC error)', schema: z.union([apiError, jsonRpcError]) },
       401: { description: 'UNAUTHENTICATED, with WWW-Authenticate: Bearer resource_metadata="…/.well-known/oauth-protected-resource/api/mcp"' },
-      406: { description: 'Accept must list application/json and text/event-stream' },
+      406: { description: 'Accept must list application/json and text/event-stream (a JSON-RPC error, as the MCP transport answers it)', schema: jsonRpcError },
+      415: { description: 'the body is not application/json (our UNSUPPORTED_MEDIA_TYPE, or the SDK\'s JSON-RPC error)', schema: z.union([apiError, jsonRpcError]) },
     },
     async handler(input) {
       const anyInput = input as AnyInput;
