@@ -2,6 +2,7 @@ import Koa from 'koa';
 import { Router } from '@koa/router';
 import type { Services } from '../ports/services.js';
 import type { CommandContext } from '../commands/handle.js';
+import { mountConsole } from './console.js';
 import { docsAssets, docsPage } from './docs-page.js';
 import { bodyParser } from './middleware/body.js';
 import { urlEncoding } from './middleware/encoding.js';
@@ -37,6 +38,8 @@ export function createApp(services: Services, routes: RouteDef[]): Koa {
   app.use(tracing());
   // Previews and deployments of apps, outside /api, in front of Koa: static files answer without the API's middleware (api/routes/apps-public.ts).
   mountAppsPublic(app, services);
+  // The web console at the origin's root (web/, built into dist/web/), in front of the API's middleware like the apps.
+  mountConsole(app);
   app.use(httpMetrics(services.metrics));
   app.use(requestContext(services.logger));
   // Routes speaking another wire format render their errors its way (exact paths only).

@@ -27,11 +27,11 @@ function buildIncludes() {
   return config.include;
 }
 
-function* sourceFiles(folder) {
+function* sourceFiles(folder, extensions = ['.ts']) {
   for (const entry of readdirSync(folder, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
     const path = join(folder, entry.name);
-    if (entry.isDirectory()) yield* sourceFiles(path);
-    else if (entry.name.endsWith('.ts')) yield path;
+    if (entry.isDirectory()) yield* sourceFiles(path, extensions);
+    else if (extensions.some((ext) => entry.name.endsWith(ext))) yield path;
   }
 }
 
@@ -39,6 +39,8 @@ function fingerprint() {
   const hash = createHash('sha256');
   const files = ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json'].map((name) => join(root, name));
   for (const folder of buildIncludes()) files.push(...sourceFiles(join(root, folder)));
+  // The web console (scripts/build-web.mjs) and the typed client it imports.
+  files.push(...sourceFiles(join(root, 'web'), ['.ts', '.tsx', '.css', '.html', '.json']), join(root, 'client', 'index.ts'), join(root, 'scripts', 'build-web.mjs'));
   for (const file of files) {
     hash.update(relative(root, file)).update('\0');
     hash.update(existsSync(file) ? readFileSync(file) : '').update('\0');
@@ -67,6 +69,13 @@ const result = spawnSync(process.execPath, [compilerPath(), '-p', join(root, 'ts
 if (result.status !== 0) {
   process.stderr.write('build: the compile failed (errors above); nothing was started\n');
   process.exit(result.status ?? 1);
+}
+const { buildWeb } = await import('./build-web.mjs');
+try {
+  await buildWeb();
+} catch (err) {
+  process.stderr.write(`build: the web console failed to build: ${err.message}\n`);
+  process.exit(1);
 }
 writeFileSync(stampFile, `${wanted}\n`);
 process.stderr.write(`build: done in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);

@@ -70,7 +70,8 @@ export const configSchema = z.object({
   /** 32 bytes, base64 or hex: encrypts provider credentials at rest. Generated under DATA_DIR when unset. */
   ENCRYPTION_KEY: z.string().optional(),
   PUBLIC_URL: optionalUrl(/^https?:\/\//),
-  FRONTEND_URL: z.string().regex(/^https?:\/\//, 'must be an http(s) URL').default('http://127.0.0.1:5173'),
+  // Unset: the console this service serves at its own root (PUBLIC_URL, else http://HOST:PORT); see loadConfig.
+  FRONTEND_URL: optionalUrl(/^https?:\/\//),
   SMTP_URL: optionalUrl(/^smtps?:\/\//),
   MAIL_FROM: z.string().min(3).default('Flow service <no-reply@localhost>'),
   PASSWORD_RESET_TTL_MINUTES: positiveInt(30),
@@ -171,7 +172,10 @@ export const configSchema = z.object({
   ...telemetryConfigShape,
 });
 
-export type Config = z.infer<typeof configSchema>;
+export type Config = Omit<z.infer<typeof configSchema>, 'FRONTEND_URL'> & {
+  /** Where the links the service mails and prints lead (reset, invitation, device page, social landing): always set after loadConfig. */
+  FRONTEND_URL: string;
+};
 export type Role = 'all' | 'api' | 'projector' | 'worker';
 
 export class ConfigError extends Error {
@@ -179,6 +183,13 @@ export class ConfigError extends Error {
     super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     this.name = 'ConfigError';
   }
+}
+
+/** The console served by this very process (api/console.ts): the public URL, else the listening address. */
+function ownConsoleUrl(config: { PUBLIC_URL?: string; HOST: string; PORT: number }): string {
+  if (config.PUBLIC_URL) return config.PUBLIC_URL.replace(/\/+$/, '');
+  const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+  return `http://${host}:${config.PORT}`;
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -194,7 +205,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const problems = [...assistantConfigProblems(parsed.data), ...telemetryConfigProblems(parsed.data)];
   if (problems.length > 0) throw new ConfigError(problems);
-  return parsed.data;
+  return { ...parsed.data, FRONTEND_URL: parsed.data.FRONTEND_URL ?? ownConsoleUrl(parsed.data) };
 }
 
 export function parseRole(argv: string[]): Role {

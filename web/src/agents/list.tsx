@@ -1,0 +1,5 @@
+import { Page } from '../ui';
+
+export function AgentsPage() {
+  return <Page title="Agents"><p>Coming next.</p></Page>;
+}

@@ -1,0 +1,5 @@
+import { Page } from '../ui';
+
+export function WorkflowsPage() {
+  return <Page title="Workflows"><p>Coming next.</p></Page>;
+}
