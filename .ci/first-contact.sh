@@ -11,7 +11,8 @@
 #    with `npx flowctl flows import`, turns the flow's public trigger on and makes its key.
 # 3. Runs the flow through POST /api/public/flows/{id}/trigger and reads the run back twice:
 #    `npx flowctl runs tail --no-follow` (exit 0 only when the run completed) and GET /api/processes/{id}.
-# 4. Opens the docs a newcomer opens: /api/docs (Swagger UI) and /api/openapi.json.
+# 4. Opens the docs a newcomer opens: /api/docs (Swagger UI) and /api/openapi.json, and the web
+#    console at / with the bundle its page names (built by npm ci's `prepare`).
 # 5. Backs the running service up (`npm run backup`), stops it with SIGTERM, checks that it shut
 #    down cleanly, and restores the backup into an empty DATA_DIR (`npm run restore`).
 # Any step that fails prints the service's log and exits non-zero.
@@ -102,6 +103,13 @@ status=$(call "$BASE/docs")
 status=$(call "$BASE/openapi.json")
 [ "$status" = 200 ] || fail "/api/openapi.json answered $status"
 say "/api/docs serves Swagger UI over /api/openapi.json ($(json openapi <"$WORK/body"), $(node -e 'process.stdout.write(String(Object.keys(JSON.parse(require("fs").readFileSync(0,"utf8")).paths).length))' <"$WORK/body") paths)"
+status=$(call "http://127.0.0.1:$PORT/cli/device?user_code=ABCD-EFGH")
+[ "$status" = 200 ] && grep -q '<div id="root">' "$WORK/body" || fail "the console's device page /cli/device answered $status: $(head -c 300 "$WORK/body")"
+bundle=$(grep -o '/assets/main-[A-Za-z0-9]*\.js' "$WORK/body" | head -1)
+[ -n "$bundle" ] || fail "the console's page names no bundle: $(head -c 300 "$WORK/body")"
+status=$(call "http://127.0.0.1:$PORT$bundle")
+[ "$status" = 200 ] || fail "the console's bundle $bundle answered $status"
+say "the web console answers at / and /cli/device, with its bundle $bundle ($(wc -c <"$WORK/body") bytes)"
 
 npm run --silent backup -- "$WORK/backup" >"$WORK/backup.out" 2>&1 || { cat "$WORK/backup.out"; fail "npm run backup exited $? while the service ran"; }
 backup_events=$(tail -n 1 "$WORK/backup.out" | json events) || fail "npm run backup printed no summary: $(cat "$WORK/backup.out")"
