@@ -5,7 +5,7 @@
  * and a watch on what must never happen: a request leaving the service, a CSP violation, an
  * uncaught error in the page.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -67,5 +67,26 @@ export async function firstContentfulPaint(page: Page): Promise<number | null> {
   return page.evaluate(() => {
     const entry = performance.getEntriesByName('first-contentful-paint')[0];
     return entry ? entry.startTime : null;
+  });
+}
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  targets: string[];
+}
+
+/**
+ * The page's WCAG 2.x A and AA violations as axe-core (the accessibility engine browsers' dev tools
+ * use) finds them. axe is evaluated over the DevTools protocol, which the page's CSP does not govern.
+ */
+export async function accessibilityViolations(page: Page): Promise<AxeViolation[]> {
+  const source = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+  await page.evaluate(source);
+  return page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (context: Document, options: unknown) => Promise<{ violations: Array<{ id: string; impact: string | null; help: string; nodes: Array<{ target: unknown[] }> }> }> } }).axe;
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')) }));
   });
 }
