@@ -1,4 +1,71 @@
-/** The header's organization and workspace switcher (filled in by the auth pages' work). */
+import { useEffect, useId } from 'react';
+import { api, call, signIn, useToken } from '../session';
+import { ErrorNote, useAction, useLoad } from '../ui';
+import { onOrgsChanged } from './org-events';
+import './auth.css';
+
+const PERSONAL = '';
+
+/** What the switcher shows: the active scope, the organizations, and the active one's workspaces. */
+async function loadScope() {
+  const [active, orgs] = await Promise.all([call(api().GET('/orgs/active')), call(api().GET('/orgs'))]);
+  const workspaces = active.organization
+    ? (await call(api().GET('/orgs/{orgId}/workspaces', { params: { path: { orgId: active.organization.id } } }))).items
+    : [];
+  return { orgId: active.organization?.id ?? PERSONAL, workspaceId: active.workspace?.id ?? '', orgs: orgs.items, workspaces };
+}
+
+/**
+ * The header's organization and workspace pickers. The scope lives in the token, so a switch
+ * answers a new token that replaces the session's. It loads on mount, after a switch (the token
+ * changes) and when an invitation is accepted, never on a timer.
+ */
 export function OrgSwitcher() {
-  return null;
+  const token = useToken();
+  const scope = useLoad(loadScope, [token]);
+  const { reload } = scope;
+  useEffect(() => onOrgsChanged(reload), [reload]);
+  const orgLabel = useId();
+  const switchOrg = useAction(async (orgId: string) => {
+    const answer = await call(api().POST('/orgs/switch', { body: { orgId: orgId === PERSONAL ? null : orgId } }));
+    if (answer.token) signIn(answer.token);
+  });
+  const switchWorkspace = useAction(async (workspaceId: string) => {
+    const answer = await call(api().POST('/workspaces/switch', { body: { workspaceId } }));
+    if (answer.token) signIn(answer.token);
+  });
+  const data = scope.data;
+  const busy = scope.loading || switchOrg.pending || switchWorkspace.pending;
+  if (!data) return scope.error ? <span className="org-switcher-error muted">Organizations unavailable</span> : null;
+  return (
+    <div className="org-switcher" role="group" aria-labelledby={orgLabel}>
+      <span id={orgLabel} className="visually-hidden">
+        Active organization and workspace
+      </span>
+      <label className="org-switcher-field">
+        <span className="org-switcher-label">Organization</span>
+        <select value={data.orgId} disabled={busy} onChange={(e) => void switchOrg.run(e.target.value)}>
+          <option value={PERSONAL}>Personal</option>
+          {data.orgs.map((o) => (
+            <option key={o.id} value={o.id}>
+              {o.name}
+            </option>
+          ))}
+        </select>
+      </label>
+      {data.orgId !== PERSONAL ? (
+        <label className="org-switcher-field">
+          <span className="org-switcher-label">Workspace</span>
+          <select value={data.workspaceId} disabled={busy} onChange={(e) => void switchWorkspace.run(e.target.value)}>
+            {data.workspaces.map((w) => (
+              <option key={w.id} value={w.id}>
+                {w.name}
+              </option>
+            ))}
+          </select>
+        </label>
+      ) : null}
+      <ErrorNote error={switchOrg.error ?? switchWorkspace.error} />
+    </div>
+  );
 }
