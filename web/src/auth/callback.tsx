@@ -13,18 +13,24 @@ const PROVIDERS: Record<string, string> = { google: 'Google', github: 'GitHub' }
  */
 export function AuthCallbackPage() {
   const [, navigate] = useLocation();
-  const [fragment] = useState(() => new URLSearchParams(location.hash.replace(/^#/, '')));
+  const [fragment, setFragment] = useState(() => new URLSearchParams(location.hash.replace(/^#/, '')));
   const token = fragment.get('token');
   const provider = PROVIDERS[fragment.get('provider') ?? ''] ?? fragment.get('provider') ?? 'the provider';
   useEffect(() => {
+    // A landing on the page already open changes only the fragment: no new page load.
+    const onHash = () => location.hash && setFragment(new URLSearchParams(location.hash.replace(/^#/, '')));
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
+  useEffect(() => {
     // The token must not stay in the address bar nor in history.
-    history.replaceState(null, '', location.pathname);
+    if (location.hash) history.replaceState(null, '', location.pathname);
     if (token) {
       signIn(token);
       navigate(takeSocialNext(), { replace: true });
     }
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, []);
+  }, [fragment]);
   if (token)
     return (
       <Page title="Signing in">

@@ -25,7 +25,8 @@ export function OrgSwitcher() {
   const scope = useLoad(loadScope, [token]);
   const { reload } = scope;
   useEffect(() => onOrgsChanged(reload), [reload]);
-  const orgLabel = useId();
+  const orgSelect = useId();
+  const workspaceSelect = useId();
   const switchOrg = useAction(async (orgId: string) => {
     const answer = await call(api().POST('/orgs/switch', { body: { orgId: orgId === PERSONAL ? null : orgId } }));
     if (answer.token) signIn(answer.token);
@@ -38,13 +39,12 @@ export function OrgSwitcher() {
   const busy = scope.loading || switchOrg.pending || switchWorkspace.pending;
   if (!data) return scope.error ? <span className="org-switcher-error muted">Organizations unavailable</span> : null;
   return (
-    <div className="org-switcher" role="group" aria-labelledby={orgLabel}>
-      <span id={orgLabel} className="visually-hidden">
-        Active organization and workspace
-      </span>
-      <label className="org-switcher-field">
-        <span className="org-switcher-label">Organization</span>
-        <select value={data.orgId} disabled={busy} onChange={(e) => void switchOrg.run(e.target.value)}>
+    <div className="org-switcher" role="group" aria-label="Where you work">
+      <div className="org-switcher-field">
+        <label className="org-switcher-label" htmlFor={orgSelect}>
+          Organization
+        </label>
+        <select id={orgSelect} value={data.orgId} disabled={busy} onChange={(e) => void switchOrg.run(e.target.value)}>
           <option value={PERSONAL}>Personal</option>
           {data.orgs.map((o) => (
             <option key={o.id} value={o.id}>
@@ -52,18 +52,20 @@ export function OrgSwitcher() {
             </option>
           ))}
         </select>
-      </label>
+      </div>
       {data.orgId !== PERSONAL ? (
-        <label className="org-switcher-field">
-          <span className="org-switcher-label">Workspace</span>
-          <select value={data.workspaceId} disabled={busy} onChange={(e) => void switchWorkspace.run(e.target.value)}>
+        <div className="org-switcher-field">
+          <label className="org-switcher-label" htmlFor={workspaceSelect}>
+            Workspace
+          </label>
+          <select id={workspaceSelect} value={data.workspaceId} disabled={busy} onChange={(e) => void switchWorkspace.run(e.target.value)}>
             {data.workspaces.map((w) => (
               <option key={w.id} value={w.id}>
                 {w.name}
               </option>
             ))}
           </select>
-        </label>
+        </div>
       ) : null}
       <ErrorNote error={switchOrg.error ?? switchWorkspace.error} />
     </div>
