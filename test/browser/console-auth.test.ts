@@ -195,6 +195,8 @@ describe('web console: auth pages (register, CLI device login, reset, invitation
     const orgName = `Acme ${Date.now()}`;
     const org = await call(svc.baseUrl, 'POST', '/orgs', { name: orgName }, owner.auth);
     expect(org.status, org.text).to.equal(201);
+    const ops = await call(svc.baseUrl, 'POST', `/orgs/${org.body.organization.id}/workspaces`, { name: 'Ops' }, owner.auth);
+    expect(ops.status, ops.text).to.equal(201);
     const invited = await call(svc.baseUrl, 'POST', `/orgs/${org.body.organization.id}/invitations`, { email: invitee.email, role: 'editor' }, owner.auth);
     expect(invited.status, invited.text).to.equal(201);
     const mail = mailsTo(svc.services.config.DATA_DIR, invitee.email).find((m) => /\/invitations\//.test(m.text));
@@ -224,6 +226,29 @@ describe('web console: auth pages (register, CLI device login, reset, invitation
     expect(active.body.organization.id).to.equal(org.body.organization.id);
     await keepScreenshot(page, '31-switched-organization');
 
+    // The workspace picker switches within the organization.
+    const beforeWorkspace = await storedToken(page);
+    await page.getByLabel('Workspace').selectOption({ label: 'Ops' });
+    await page.waitForFunction((old) => localStorage.getItem('flows.console.token') !== old, beforeWorkspace);
+    await page.getByLabel('Workspace').locator('option:checked', { hasText: 'Ops' }).waitFor({ state: 'attached' });
+    const inOps = await call(svc.baseUrl, 'GET', '/orgs/active', undefined, { Authorization: `Bearer ${await storedToken(page)}` });
+    expect(inOps.body.workspace.id).to.equal(ops.body.workspace.id);
+    expect(await page.getByLabel('Workspace').inputValue()).to.equal(ops.body.workspace.id);
+
+    // A second invitation, opened signed in: accept, then switch from the page itself.
+    const beta = await call(svc.baseUrl, 'POST', '/orgs', { name: `Beta ${Date.now()}` }, owner.auth);
+    await call(svc.baseUrl, 'POST', `/orgs/${beta.body.organization.id}/invitations`, { email: invitee.email, role: 'viewer' }, owner.auth);
+    const betaMail = mailsTo(svc.services.config.DATA_DIR, invitee.email).filter((m) => /\/invitations\//.test(m.text)).pop();
+    await page.goto(onConsole(/\S+\/invitations\/\S+/.exec(betaMail!.text)![0]));
+    await page.getByRole('button', { name: 'Accept invitation' }).click();
+    await page.getByRole('button', { name: `Switch to ${beta.body.organization.name}` }).click();
+    await page.waitForURL(/\/flows$/);
+    await orgPicker.locator('option:checked', { hasText: beta.body.organization.name }).waitFor({ state: 'attached' });
+    // Accepting twice: the API's code.
+    await page.goBack();
+    await page.getByRole('button', { name: 'Accept invitation' }).click();
+    expect(await page.getByRole('alert').getAttribute('data-code')).to.equal('INVITATION_ALREADY_USED');
+
     // At phone width the switcher still fits, its labels kept for screen readers.
     const phone = await open({ token: (await storedToken(page))!, viewport: { width: 375, height: 740 } });
     await phone.goto(`${origin}/flows`);
@@ -231,6 +256,39 @@ describe('web console: auth pages (register, CLI device login, reset, invitation
     const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     expect(overflow, 'horizontal overflow in px').to.be.at.most(0);
     await keepScreenshot(phone, '32-switcher-phone');
+  });
+
+  it('verifies the email from the mailed link, asking for the password', async () => {
+    const user = await registerUser(svc.baseUrl);
+    const mail = mailsTo(svc.services.config.DATA_DIR, user.email).find((m) => m.subject === 'Verify your email address');
+    const link = /\S+\/verify-email\?token=\S+/.exec(mail?.text ?? '')?.[0];
+    expect(link, 'the verification link in the mail').to.be.a('string');
+    const page = await open();
+    await page.goto(onConsole(link!));
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Verify' }).click();
+    expect(await page.getByRole('alert').getAttribute('data-code')).to.equal('PASSWORD_REQUIRED');
+    await page.getByLabel('Password').fill(user.password);
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByRole('status').filter({ hasText: `${user.email} is verified` }).waitFor();
+    await keepScreenshot(page, '35-email-verified');
+    const me = await call(svc.baseUrl, 'GET', '/users/me', undefined, user.auth);
+    expect(JSON.stringify(me.body)).to.include('"emailVerified":true');
+    // The link works once.
+    await page.reload();
+    expect(await page.getByRole('alert').getAttribute('data-code')).to.equal('INVALID_VERIFICATION_TOKEN');
+  });
+
+  it('the auth pages fit a phone-width screen', async () => {
+    const page = await open({ viewport: { width: 375, height: 740 } });
+    for (const path of ['/sign-in', '/register', '/forgot-password', '/reset-password?token=x', '/invitations/x', '/auth/callback#error=X&message=m']) {
+      await page.goto(`${origin}${path}`);
+      await page.getByRole('heading', { level: 1 }).waitFor();
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      expect(overflow, `horizontal overflow of ${path} in px`).to.be.at.most(0);
+    }
+    await page.goto(`${origin}/sign-in`);
+    await keepScreenshot(page, '09-sign-in-phone');
   });
 
   it('the social sign-in landing page shows an error with its code, and signs in with a token', async () => {

@@ -41,7 +41,7 @@ export function AuthCallbackPage() {
   const error = new ConsoleError({ code, message: fragment.get('message') ?? `Signing in with ${provider} did not work.` }, 0);
   return (
     <Page title={`Sign in with ${provider}`}>
-      <div className="card narrow">
+      <div className="card narrow auth-card">
         <ErrorNote error={error} />
         {code === 'ACCOUNT_EMAIL_UNVERIFIED' ? (
           <p>

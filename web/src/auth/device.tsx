@@ -26,7 +26,7 @@ export function DevicePage() {
   const client = outcome?.clientName ? `“${outcome.clientName}”` : 'The CLI';
   return (
     <Page title="Sign in the CLI">
-      <div className="card narrow">
+      <div className="card narrow auth-card">
         {outcome ? (
           <>
             <p className={outcome.status === 'approved' ? 'notice' : 'error'} role="status">

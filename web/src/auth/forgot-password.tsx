@@ -18,7 +18,7 @@ export function ForgotPasswordPage() {
   };
   return (
     <Page title="Forgot password">
-      <form className="card narrow" onSubmit={submit}>
+      <form className="card narrow auth-card" onSubmit={submit}>
         {sent ? (
           <p className="notice" role="status">
             If an account exists for {email}, a link to reset its password was sent. It works once, for a limited time.

@@ -33,7 +33,7 @@ export function InvitationPage({ params }: { params: Record<string, string | und
   const back = `?next=${encodeURIComponent(location)}`;
   return (
     <Page title="Invitation">
-      <div className="card narrow">
+      <div className="card narrow auth-card">
         {!token ? (
           <>
             <p>You were invited to join an organization. Sign in, or create an account, with the email address the invitation was sent to.</p>

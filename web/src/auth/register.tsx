@@ -22,7 +22,7 @@ export function RegisterPage() {
   };
   return (
     <Page title="Create an account">
-      <form className="card narrow" onSubmit={submit}>
+      <form className="card narrow auth-card" onSubmit={submit}>
         <Field label="Name">
           <input autoComplete="name" required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />
         </Field>

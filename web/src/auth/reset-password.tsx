@@ -25,7 +25,7 @@ export function ResetPasswordPage() {
   return (
     <Page title="Set a new password">
       {token ? (
-        <form className="card narrow" onSubmit={submit}>
+        <form className="card narrow auth-card" onSubmit={submit}>
           <Field label="New password" hint="At least 10 characters. Other sessions stop working.">
             <input type="password" autoComplete="new-password" required minLength={10} maxLength={200} value={password} onChange={(e) => setPassword(e.target.value)} />
           </Field>

@@ -21,7 +21,7 @@ export function SignInPage() {
   };
   return (
     <Page title="Sign in">
-      <form className="card narrow" onSubmit={submit}>
+      <form className="card narrow auth-card" onSubmit={submit}>
         {reset ? (
           <p className="notice" role="status">
             Your password was changed. Sign in with the new one.

@@ -57,7 +57,7 @@ export function VerifyEmailPage() {
     );
   return (
     <Page title="Verify your email">
-      <div className="card narrow">
+      <div className="card narrow auth-card">
         {outcome?.kind === 'verified' ? (
           <p className="notice" role="status">
             {outcome.email} is verified. <Link href="/flows">Go to the console</Link>.
