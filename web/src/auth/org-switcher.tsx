@@ -6,13 +6,19 @@ import './auth.css';
 
 const PERSONAL = '';
 
-/** What the switcher shows: the active scope, the organizations, and the active one's workspaces. */
+/**
+ * What the switcher shows: the active scope, the organizations, and the active one's workspaces.
+ * One page of each (100, the API's most); the active ones are added when they fall beyond it.
+ */
 async function loadScope() {
-  const [active, orgs] = await Promise.all([call(api().GET('/orgs/active')), call(api().GET('/orgs'))]);
-  const workspaces = active.organization
-    ? (await call(api().GET('/orgs/{orgId}/workspaces', { params: { path: { orgId: active.organization.id } } }))).items
+  const [active, orgs] = await Promise.all([call(api().GET('/orgs/active')), call(api().GET('/orgs', { params: { query: { limit: 100 } } }))]);
+  const org = active.organization;
+  const workspaces = org
+    ? (await call(api().GET('/orgs/{orgId}/workspaces', { params: { path: { orgId: org.id }, query: { limit: 100 } } }))).items
     : [];
-  return { orgId: active.organization?.id ?? PERSONAL, workspaceId: active.workspace?.id ?? '', orgs: orgs.items, workspaces };
+  if (org && !orgs.items.some((o) => o.id === org.id)) orgs.items.push(org);
+  if (active.workspace && !workspaces.some((w) => w.id === active.workspace!.id)) workspaces.push(active.workspace);
+  return { orgId: org?.id ?? PERSONAL, workspaceId: active.workspace?.id ?? '', orgs: orgs.items, workspaces };
 }
 
 /**
