@@ -10,7 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import { flowctl, newConfigHome, spawnFlowctl, type FlowctlProcess } from '../cli/support.js';
 import { buildConsoleOnce, keepScreenshot, launchChromium, openConsole, type WatchedPage } from '../support/console-browser.js';
 import { call } from '../support/http.js';
-import { mailsTo, registerUser, type RegisteredUser } from '../support/identity.js';
+import { mailsTo, registerUser, verifyEmailOf, type RegisteredUser } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 describe('web console: auth pages (register, CLI device login, reset, invitation, social callback, switcher)', function () {
@@ -156,6 +156,8 @@ describe('web console: auth pages (register, CLI device login, reset, invitation
 
   it('resets the password from the mailed link, then signs in with the new one', async () => {
     const user = await registerUser(svc.baseUrl);
+    // A verified account keeps itself (an unverified one would start over as a new account).
+    await verifyEmailOf(svc.baseUrl, svc.services.config.DATA_DIR, user.email, user.password);
     const page = await open();
     await page.goto(`${origin}/sign-in`);
     await page.getByRole('link', { name: 'Forgot password?' }).click();
@@ -181,12 +183,29 @@ describe('web console: auth pages (register, CLI device login, reset, invitation
     expect(await page.getByRole('alert').getAttribute('data-code'), 'the old password').to.equal('INVALID_CREDENTIALS');
     await signInOnPage(page, user.email, newPassword);
     await page.waitForURL(/\/flows$/);
+    const me = await call(svc.baseUrl, 'GET', '/users/me', undefined, { Authorization: `Bearer ${await storedToken(page)}` });
+    expect(me.body.user.id, 'the same account').to.equal(user.user.id);
     // The link works once.
     await page.goto(onConsole(link!));
     await page.getByLabel(/^New password\s*At least/).fill('yet another password');
     await page.getByLabel('New password again').fill('yet another password');
     await page.getByRole('button', { name: 'Set password' }).click();
     expect(await page.getByRole('alert').getAttribute('data-code')).to.equal('INVALID_RESET_TOKEN');
+  });
+
+  it('a reset of an address whose account never verified it starts over, and the sign-in page says so', async () => {
+    const user = await registerUser(svc.baseUrl);
+    await call(svc.baseUrl, 'POST', '/auth/forgot-password', { email: user.email });
+    const mail = mailsTo(svc.services.config.DATA_DIR, user.email).find((m) => m.subject === 'Reset your password');
+    const page = await open();
+    await page.goto(onConsole(/\S+\/reset-password\?token=\S+/.exec(mail!.text)![0]));
+    await page.getByLabel(/^New password\s*At least/).fill('started over password');
+    await page.getByLabel('New password again').fill('started over password');
+    await page.getByRole('button', { name: 'Set password' }).click();
+    await page.waitForURL(/\/sign-in\?reset=new$/);
+    await page.getByRole('status').filter({ hasText: 'a new, verified account holds it now' }).waitFor();
+    await signInOnPage(page, user.email, 'started over password');
+    await page.waitForURL(/\/flows$/);
   });
 
   it('accepts an invitation from its link (signing in on the way), then the header switches to that organization', async () => {
@@ -209,6 +228,7 @@ describe('web console: auth pages (register, CLI device login, reset, invitation
     await signInOnPage(page, invitee.email, invitee.password);
     await page.waitForURL((url) => url.pathname === new URL(link!).pathname);
     const orgPicker = page.getByLabel('Organization');
+    await orgPicker.locator('option', { hasText: 'Personal' }).waitFor({ state: 'attached' });
     expect(await orgPicker.locator('option').allTextContents(), 'before accepting').to.deep.equal(['Personal']);
     await page.getByRole('button', { name: 'Accept invitation' }).click();
     await page.getByRole('status').filter({ hasText: `You joined ${orgName} as editor` }).waitFor();

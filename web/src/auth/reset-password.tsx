@@ -15,8 +15,9 @@ export function ResetPasswordPage() {
   const [again, setAgain] = useState('');
   const reset = useAction(async () => {
     if (password !== again) throw new Error('The two passwords differ.');
-    await call(api().POST('/auth/reset-password', { body: { token, password } }));
-    navigate('/sign-in?reset=1');
+    const answer = await call(api().POST('/auth/reset-password', { body: { token, password } }));
+    // startedOver: the address belonged to an account that never verified it; a new one holds it now.
+    navigate(answer.startedOver ? '/sign-in?reset=new' : '/sign-in?reset=1');
   });
   const submit = (e: FormEvent) => {
     e.preventDefault();

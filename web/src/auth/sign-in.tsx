@@ -9,7 +9,7 @@ export function SignInPage() {
   const [, navigate] = useLocation();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const reset = new URLSearchParams(location.search).has('reset');
+  const reset = new URLSearchParams(location.search).get('reset');
   const login = useAction(async () => {
     const answer = await call(api().POST('/auth/login', { body: { email, password } }));
     signIn(answer.token);
@@ -24,7 +24,9 @@ export function SignInPage() {
       <form className="card narrow auth-card" onSubmit={submit}>
         {reset ? (
           <p className="notice" role="status">
-            Your password was changed. Sign in with the new one.
+            {reset === 'new'
+              ? 'Your password is set. The address had an account that was never verified: a new, verified account holds it now. Sign in with the new password.'
+              : 'Your password was changed. Sign in with the new one.'}
           </p>
         ) : null}
         <Field label="Email">
