@@ -1,0 +1,142 @@
+import { applyNodeChanges, useReactFlow, type NodeChange } from '@xyflow/react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { Link } from 'wouter';
+import { ErrorNote, Page, useAction } from '../ui';
+import type { Flow, NodeTypeInfo } from './api';
+import { Canvas } from './canvas';
+import { ConflictPrompt } from './conflict';
+import { useFlowEditor } from './editor-state';
+import { graphOf, initialData, newId, commonKeys, type CanvasNode, type Graph } from './model';
+import { NodeRunDetails } from './node-run';
+import { Palette } from './palette';
+import { RunPanel } from './run-panel';
+import { NodeLabelsContext, RunNodesContext, type RunNodes } from './run-state';
+import { SettingsForm } from './settings-form';
+import { TimeTravelBar, useTimeTravel } from './time-travel';
+import { TriggerPanel } from './trigger-panel';
+
+/** The canvas page: palette, canvas, the selected node's settings and run, time travel, run, trigger. */
+export function FlowEditorView({ initial, types }: { initial: Flow; types: NodeTypeInfo[] }) {
+  const editor = useFlowEditor(initial);
+  const { flow, graph, dirty } = editor;
+  const travel = useTimeTravel(flow.id, flow.version);
+  const readOnly = travel.at !== null;
+  const [past, setPast] = useState<Graph | null>(null);
+  useEffect(() => setPast(travel.past ? graphOf(travel.past) : null), [travel.past]);
+  const [runNodes, setRunNodes] = useState<RunNodes>({});
+  const [selectedId, setSelectedId] = useState<string | null>(null);
+  const typeMap = useMemo(() => new Map(types.map((t) => [t.nodeType, t])), [types]);
+  const labels = useMemo(() => new Map(types.map((t) => [t.nodeType, t.label])), [types]);
+  const common = useMemo(() => commonKeys(types), [types]);
+  const { screenToFlowPosition } = useReactFlow();
+  const paneRef = useRef<HTMLDivElement>(null);
+
+  const shown = readOnly ? (past ?? { nodes: [], edges: [], rendererTypes: {} }) : graph;
+  const selected = shown.nodes.find((n) => n.id === selectedId) ?? null;
+
+  const addAt = useCallback(
+    (nodeType: string, position: { x: number; y: number }) => {
+      const type = typeMap.get(nodeType);
+      if (!type) return;
+      const id = newId(nodeType);
+      editor.addNode({ id, type: 'flow', position, data: initialData(type, graph.nodes.length) } satisfies CanvasNode);
+      setSelectedId(id);
+    },
+    [editor, typeMap, graph.nodes.length],
+  );
+  /** Keyboard (or tap) on a palette item: the node lands mid-view, a step down from the last one added. */
+  const addCentred = useCallback(
+    (nodeType: string) => {
+      const box = paneRef.current?.getBoundingClientRect();
+      if (!box) return;
+      const step = (graph.nodes.length % 5) * 30;
+      addAt(nodeType, screenToFlowPosition({ x: box.left + box.width / 2 - 80 + step, y: box.top + box.height / 3 + step }));
+    },
+    [addAt, graph.nodes.length, screenToFlowPosition],
+  );
+  const onPastChange = useCallback((changes: NodeChange<CanvasNode>[]) => {
+    // A past version only shows: selecting and measuring apply, nothing else does.
+    const allowed = changes.filter((c) => c.type === 'select' || c.type === 'dimensions');
+    setPast((p) => (p ? { ...p, nodes: applyNodeChanges(allowed, p.nodes) } : p));
+  }, []);
+
+  const save = useAction(editor.save);
+  const undo = useAction(useCallback(() => editor.restore(flow.version - 1), [editor, flow.version]));
+  const restore = useAction(
+    useCallback(
+      async (version: number) => {
+        await editor.restore(version);
+        travel.goTo(null);
+      },
+      [editor, travel],
+    ),
+  );
+  const anySelected = !readOnly && (graph.nodes.some((n) => n.selected) || graph.edges.some((e) => e.selected));
+
+  return (
+    <Page
+      title={flow.name}
+      actions={
+        <>
+          <span className={`flows-save-state${dirty ? ' dirty' : ''}`} role="status">
+            {dirty ? 'Unsaved changes' : `Saved · version ${flow.version}`}
+          </span>
+          <button type="button" onClick={() => void save.run()} disabled={!dirty || save.pending || readOnly}>
+            Save
+          </button>
+          <button type="button" className="secondary" onClick={() => void undo.run()} disabled={dirty || readOnly || flow.version === 0 || undo.pending} title="Restore the version before the last one">
+            Undo
+          </button>
+          {dirty ? (
+            <button type="button" className="secondary" onClick={() => editor.replaceWith(flow)}>
+              Discard changes
+            </button>
+          ) : null}
+          <button type="button" className="danger" onClick={editor.removeSelected} disabled={!anySelected}>
+            Delete selected
+          </button>
+        </>
+      }
+    >
+      <p className="flows-back">
+        <Link href="/flows">← All flows</Link>
+      </p>
+      <ErrorNote error={save.error ?? undo.error ?? restore.error} />
+      {editor.conflict ? <ConflictPrompt theirs={editor.conflict} onReload={editor.reloadTheirs} onOverwrite={editor.overwrite} /> : null}
+      <RunNodesContext.Provider value={runNodes}>
+        <NodeLabelsContext.Provider value={labels}>
+          <div className="flows-editor">
+            <Palette types={types} disabled={readOnly} onAdd={addCentred} />
+            <div className="flows-pane" ref={paneRef}>
+              <Canvas
+                nodes={shown.nodes}
+                edges={shown.edges}
+                readOnly={readOnly}
+                onNodesChange={readOnly ? onPastChange : editor.onNodesChange}
+                onEdgesChange={editor.onEdgesChange}
+                onConnect={editor.onConnect}
+                onDropType={addAt}
+                onSelect={setSelectedId}
+              />
+            </div>
+            <aside className="flows-side" aria-label="Selected node">
+              {selected ? (
+                <>
+                  <SettingsForm node={selected} type={typeMap.get(String(selected.data.nodeType))} common={common} readOnly={readOnly} onChange={editor.setNodeData} />
+                  <NodeRunDetails run={runNodes[selected.id]} />
+                </>
+              ) : (
+                <p className="muted">Select a node to see its settings and its last run. Connect nodes by dragging from a node's bottom handle to another's top handle.</p>
+              )}
+            </aside>
+          </div>
+        </NodeLabelsContext.Provider>
+      </RunNodesContext.Provider>
+      <TimeTravelBar travel={travel} current={flow.version} dirty={dirty} onRestore={(v) => void restore.run(v)} />
+      <div className="flows-panels">
+        <RunPanel flowId={flow.id} dirty={dirty} onNodes={setRunNodes} />
+        <TriggerPanel flowId={flow.id} trigger={flow.trigger} onWritten={(version, trigger) => editor.advancedTo(version, { trigger })} />
+      </div>
+    </Page>
+  );
+}
