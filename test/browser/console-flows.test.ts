@@ -83,7 +83,7 @@ describe('web console: flows (list, canvas, run live, time travel, conflicts, tr
     // Connect input → transform → output by dragging handle to handle.
     const handle = (nodeType: string, kind: 'source' | 'target') => page.locator(`.react-flow__node:has(.flow-node[data-node-type="${nodeType}"]) .react-flow__handle.${kind}`);
     await dragHandle(page, handle('input', 'source'), handle('transform', 'target'));
-    await page.locator('.react-flow__edge').first().waitFor();
+    await page.waitForFunction(() => document.querySelectorAll('.react-flow__edge').length === 1);
     await dragHandle(page, handle('transform', 'source'), handle('output', 'target'));
     await page.waitForFunction(() => document.querySelectorAll('.react-flow__edge').length === 2);
     await keepScreenshot(page, '23-connected');
@@ -129,7 +129,8 @@ describe('web console: flows (list, canvas, run live, time travel, conflicts, tr
     expect(await page.locator('.flows-canvas').getAttribute('data-readonly')).to.equal('true');
     const event = page.getByTestId('version-event');
     await event.getByText('FlowReplaced').waitFor();
-    expect(await event.textContent()).to.contain(user.user.id);
+    expect(await event.textContent()).to.contain('by you');
+    expect(await event.locator('[title]').getAttribute('title')).to.equal(user.user.id);
     await keepScreenshot(page, '25-time-travel');
     await page.getByRole('button', { name: 'Back to now' }).click();
     await page.getByText('Version 2 (now)').waitFor();

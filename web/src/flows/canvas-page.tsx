@@ -1,5 +1,6 @@
 import { ReactFlowProvider } from '@xyflow/react';
 import { Link } from 'wouter';
+import { api, call } from '../session';
 import { ErrorNote, Page, useLoad } from '../ui';
 import { getFlow, listNodeTypes } from './api';
 import { FlowEditorView } from './editor';
@@ -9,8 +10,8 @@ import './flows.css';
 export function FlowCanvasPage({ params }: { params: Record<string, string | undefined> }) {
   const flowId = params.flowId ?? '';
   const loaded = useLoad(async () => {
-    const [flow, types] = await Promise.all([getFlow(flowId), listNodeTypes()]);
-    return { flow, types };
+    const [flow, types, me] = await Promise.all([getFlow(flowId), listNodeTypes(), call(api().GET('/users/me')).then((b) => b.user.id, () => null)]);
+    return { flow, types, me };
   }, [flowId]);
   if (!loaded.data) {
     return (
@@ -24,7 +25,7 @@ export function FlowCanvasPage({ params }: { params: Record<string, string | und
   }
   return (
     <ReactFlowProvider>
-      <FlowEditorView key={loaded.data.flow.id} initial={loaded.data.flow} types={loaded.data.types} />
+      <FlowEditorView key={loaded.data.flow.id} initial={loaded.data.flow} types={loaded.data.types} me={loaded.data.me} />
     </ReactFlowProvider>
   );
 }

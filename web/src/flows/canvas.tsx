@@ -10,6 +10,7 @@ interface CanvasProps {
   edges: CanvasEdge[];
   /** A past version on show: nothing moves, connects or deletes. */
   readOnly: boolean;
+  fitOnOpen: boolean;
   onNodesChange: (changes: NodeChange<CanvasNode>[]) => void;
   onEdgesChange: (changes: EdgeChange<CanvasEdge>[]) => void;
   onConnect: (connection: Connection) => void;
@@ -18,7 +19,7 @@ interface CanvasProps {
 }
 
 /** The React Flow pane: palette items dropped on it become nodes, handles dragged to handles connect. */
-export function Canvas({ nodes, edges, readOnly, onNodesChange, onEdgesChange, onConnect, onDropType, onSelect }: CanvasProps) {
+export function Canvas({ nodes, edges, readOnly, fitOnOpen, onNodesChange, onEdgesChange, onConnect, onDropType, onSelect }: CanvasProps) {
   const { screenToFlowPosition } = useReactFlow();
   const onDragOver = useCallback(
     (e: DragEvent) => {
@@ -51,7 +52,7 @@ export function Canvas({ nodes, edges, readOnly, onNodesChange, onEdgesChange, o
         nodesDraggable={!readOnly}
         nodesConnectable={!readOnly}
         deleteKeyCode={readOnly ? null : ['Delete', 'Backspace']}
-        fitView
+        fitView={fitOnOpen}
         fitViewOptions={{ maxZoom: 1 }}
         proOptions={{ hideAttribution: true }}
       >

@@ -16,7 +16,7 @@ import { TimeTravelBar, useTimeTravel } from './time-travel';
 import { TriggerPanel } from './trigger-panel';
 
 /** The canvas page: palette, canvas, the selected node's settings and run, time travel, run, trigger. */
-export function FlowEditorView({ initial, types }: { initial: Flow; types: NodeTypeInfo[] }) {
+export function FlowEditorView({ initial, types, me }: { initial: Flow; types: NodeTypeInfo[]; me: string | null }) {
   const editor = useFlowEditor(initial);
   const { flow, graph, dirty } = editor;
   const travel = useTimeTravel(flow.id, flow.version);
@@ -30,6 +30,8 @@ export function FlowEditorView({ initial, types }: { initial: Flow; types: NodeT
   const common = useMemo(() => commonKeys(types), [types]);
   const { screenToFlowPosition } = useReactFlow();
   const paneRef = useRef<HTMLDivElement>(null);
+  // Fitting the view to an empty flow would jump to the first node dropped: only a flow opened with nodes is fitted.
+  const [fitOnOpen] = useState(initial.nodes.length > 0);
 
   const shown = readOnly ? (past ?? { nodes: [], edges: [], rendererTypes: {} }) : graph;
   const selected = shown.nodes.find((n) => n.id === selectedId) ?? null;
@@ -112,6 +114,7 @@ export function FlowEditorView({ initial, types }: { initial: Flow; types: NodeT
                 nodes={shown.nodes}
                 edges={shown.edges}
                 readOnly={readOnly}
+                fitOnOpen={fitOnOpen}
                 onNodesChange={readOnly ? onPastChange : editor.onNodesChange}
                 onEdgesChange={editor.onEdgesChange}
                 onConnect={editor.onConnect}
@@ -132,7 +135,7 @@ export function FlowEditorView({ initial, types }: { initial: Flow; types: NodeT
           </div>
         </NodeLabelsContext.Provider>
       </RunNodesContext.Provider>
-      <TimeTravelBar travel={travel} current={flow.version} dirty={dirty} onRestore={(v) => void restore.run(v)} />
+      <TimeTravelBar me={me} travel={travel} current={flow.version} dirty={dirty} onRestore={(v) => void restore.run(v)} />
       <div className="flows-panels">
         <RunPanel flowId={flow.id} dirty={dirty} onNodes={setRunNodes} />
         <TriggerPanel flowId={flow.id} trigger={flow.trigger} onWritten={(version, trigger) => editor.advancedTo(version, { trigger })} />

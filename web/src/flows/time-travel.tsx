@@ -30,7 +30,7 @@ export function useTimeTravel(flowId: string, current: number) {
 export type TimeTravel = ReturnType<typeof useTimeTravel>;
 
 /** The slider over the flow's versions, the event that made the one on show, and the way back. */
-export function TimeTravelBar({ travel, current, dirty, onRestore }: { travel: TimeTravel; current: number; dirty: boolean; onRestore: (version: number) => void }) {
+export function TimeTravelBar({ me, travel, current, dirty, onRestore }: { me: string | null; travel: TimeTravel; current: number; dirty: boolean; onRestore: (version: number) => void }) {
   const { at, shown, event } = travel;
   return (
     <section className="card flows-travel" aria-labelledby="travel-title">
@@ -66,7 +66,7 @@ export function TimeTravelBar({ travel, current, dirty, onRestore }: { travel: T
       {dirty ? <p className="muted flows-hint">Save or discard your changes to travel in time.</p> : null}
       {event ? (
         <p className="flows-travel-event" data-testid="version-event">
-          Made by <strong className="flows-event-type">{event.type}</strong> · by <code>{event.actorId ?? 'the service'}</code> · {formatTime(event.at)}
+          Made by <strong className="flows-event-type">{event.type}</strong> · by <span title={event.actorId ?? undefined}>{event.actorId === null ? 'the service' : event.actorId === me ? 'you' : <code>{event.actorId}</code>}</span> · {formatTime(event.at)}
         </p>
       ) : null}
       <ErrorNote error={travel.error} />
