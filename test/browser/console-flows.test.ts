@@ -139,6 +139,7 @@ describe('web console: flows (list, canvas, run live, time travel, conflicts, tr
     // Undo restores the version before the last one, as a new version.
     await page.getByRole('button', { name: 'Undo' }).click();
     await page.getByText('Saved · version 3').waitFor();
+    await page.getByTestId('version-event').getByText('(restored from version 1)').waitFor();
     expect(await page.locator('.react-flow__node').count()).to.equal(3);
     expect((await call(svc.baseUrl, 'GET', `/flows/${flowId}`, undefined, auth)).body.flow.nodes).to.have.length(3);
 
@@ -185,6 +186,68 @@ describe('web console: flows (list, canvas, run live, time travel, conflicts, tr
     await page.getByText('Saved · version 8').waitFor();
 
     expect(elsewhere, 'requests leaving the service').to.deep.equal([]);
+    expect(problems).to.deep.equal([]);
+  });
+
+  it('lists flows a page at a time, renames one in place and deletes one after a confirmation', async () => {
+    const other = await registerUser(svc.baseUrl);
+    const otherAuth = { authorization: `Bearer ${other.token}` };
+    for (let i = 1; i <= 21; i++) expect((await call(svc.baseUrl, 'POST', '/flows', { name: `Flow ${String(i).padStart(2, '0')}` }, otherAuth)).status).to.equal(201);
+    const { page, elsewhere, problems } = await openConsole(browser, origin, { token: other.token });
+    await page.goto(`${origin}/flows`);
+    const rows = page.getByRole('table').locator('tbody tr');
+    await rows.first().waitFor();
+    expect(await rows.count(), 'the first page').to.equal(20);
+    await page.getByRole('button', { name: 'Load more flows' }).click();
+    await page.waitForFunction(() => document.querySelectorAll('table tbody tr').length === 21);
+    expect(await page.getByRole('button', { name: 'Load more flows' }).count()).to.equal(0);
+
+    await page.getByRole('button', { name: 'Rename Flow 21' }).click();
+    await page.getByLabel('New name for Flow 21').fill('Weekly digest');
+    await page.getByRole('button', { name: 'Save name' }).click();
+    await page.getByRole('link', { name: 'Weekly digest' }).waitFor();
+
+    await page.getByRole('button', { name: 'Delete Flow 20' }).click();
+    const confirm = page.getByRole('group', { name: 'Confirm deleting Flow 20' });
+    await keepScreenshot(page, '28-flows-delete-confirm');
+    await confirm.getByRole('button', { name: 'Keep it' }).click();
+    expect(await page.getByRole('link', { name: 'Flow 20' }).count(), 'kept').to.equal(1);
+    await page.getByRole('button', { name: 'Delete Flow 20' }).click();
+    await confirm.getByRole('button', { name: 'Yes, delete' }).click();
+    await page.waitForFunction(() => document.querySelectorAll('table tbody tr').length === 20);
+
+    const listed = (await call(svc.baseUrl, 'GET', '/flows?limit=100', undefined, otherAuth)).body.items.map((f: { name: string }) => f.name);
+    expect(listed).to.have.length(20).and.include('Weekly digest').and.not.include('Flow 20').and.not.include('Flow 21');
+    expect(elsewhere).to.deep.equal([]);
+    expect(problems).to.deep.equal([]);
+  });
+
+  it('turns a failing node red with its error, and fits a phone-width screen', async () => {
+    const created = await call(svc.baseUrl, 'POST', '/flows', { name: 'Fails on purpose' }, auth);
+    const flowId = created.body.flow.id as string;
+    const nodes = [
+      { id: 'start', type: 'custom', position: { x: 0, y: 0 }, data: { nodeType: 'input', agentName: 'Start' } },
+      // A workflow-only kind: a plain run fails it with WORKFLOW_ONLY_NODE, with no outside service involved.
+      { id: 'state', type: 'custom', position: { x: 0, y: 140 }, data: { nodeType: 'set_state', agentName: 'Set state', values: { a: 1 } } },
+    ];
+    expect((await call(svc.baseUrl, 'PUT', `/flows/${flowId}`, { name: 'Fails on purpose', nodes, edges: [{ id: 'e1', source: 'start', target: 'state' }] }, auth)).status).to.equal(200);
+    const { page, elsewhere, problems } = await openConsole(browser, origin, { token: user.token, viewport: { width: 375, height: 740 } });
+    await page.goto(`${origin}/flows/${flowId}`);
+    await page.getByRole('heading', { level: 1, name: 'Fails on purpose' }).waitFor();
+    await page.locator('.react-flow__node').first().waitFor();
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    const failed = page.locator('.flow-node[data-status="failed"]');
+    await failed.waitFor({ timeout: 20_000 });
+    expect(await failed.getAttribute('data-node-type')).to.equal('set_state');
+    expect(await failed.evaluate((el) => getComputedStyle(el).borderTopColor)).to.equal('rgb(192, 57, 43)');
+    expect(await page.locator('.flow-node[data-node-type="input"]').getAttribute('data-status')).to.equal('completed');
+    await page.getByRole('status').filter({ hasText: 'failed' }).first().waitFor();
+    await failed.click();
+    await page.getByRole('region', { name: 'This node in the last run' }).getByText('WORKFLOW_ONLY_NODE').waitFor();
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(overflow, 'horizontal overflow in px').to.be.at.most(0);
+    await keepScreenshot(page, '29-phone-failed-node');
+    expect(elsewhere).to.deep.equal([]);
     expect(problems).to.deep.equal([]);
   });
 });

@@ -66,7 +66,8 @@ export function TimeTravelBar({ me, travel, current, dirty, onRestore }: { me: s
       {dirty ? <p className="muted flows-hint">Save or discard your changes to travel in time.</p> : null}
       {event ? (
         <p className="flows-travel-event" data-testid="version-event">
-          Made by <strong className="flows-event-type">{event.type}</strong> · by <span title={event.actorId ?? undefined}>{event.actorId === null ? 'the service' : event.actorId === me ? 'you' : <code>{event.actorId}</code>}</span> · {formatTime(event.at)}
+          Made by <strong className="flows-event-type">{event.type}</strong>
+          {typeof (event.data as { restoredFrom?: unknown } | null)?.restoredFrom === 'number' ? ` (restored from version ${(event.data as { restoredFrom: number }).restoredFrom})` : null} · by <span title={event.actorId ?? undefined}>{event.actorId === null ? 'the service' : event.actorId === me ? 'you' : <code>{event.actorId}</code>}</span> · {formatTime(event.at)}
         </p>
       ) : null}
       <ErrorNote error={travel.error} />
