@@ -241,7 +241,7 @@ describe('web console: flows (list, canvas, run live, time travel, conflicts, tr
     expect(await failed.getAttribute('data-node-type')).to.equal('set_state');
     expect(await failed.evaluate((el) => getComputedStyle(el).borderTopColor)).to.equal('rgb(192, 57, 43)');
     expect(await page.locator('.flow-node[data-node-type="input"]').getAttribute('data-status')).to.equal('completed');
-    await page.getByRole('status').filter({ hasText: 'failed' }).first().waitFor();
+    await page.locator('.flows-run-status .flows-run-failure').getByText('(NODE_FAILED)').waitFor();
     await failed.click();
     await page.getByRole('region', { name: 'This node in the last run' }).getByText('WORKFLOW_ONLY_NODE').waitFor();
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);

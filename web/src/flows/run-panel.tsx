@@ -43,8 +43,9 @@ export function RunPanel({ flowId, dirty, onNodes }: { flowId: string; dirty: bo
         if (event.type === 'RunStarted') setStatus('running');
         if (event.type && FINAL[event.type]) {
           setStatus(FINAL[event.type]);
-          const reason = (event.data?.failure ?? event.data?.error) as { reason?: string; message?: string } | undefined;
-          if (reason) setFailure(reason.reason ?? reason.message ?? null);
+          // RunFailed carries {code, reason, nodeId} itself.
+          const d = event.data ?? {};
+          if (typeof d.reason === 'string') setFailure(`${d.reason}${typeof d.code === 'string' ? ` (${d.code})` : ''}`);
         }
         const next = applyRunEvent(nodes, event);
         if (next !== nodes) onNodes((nodes = next));
