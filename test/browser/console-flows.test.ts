@@ -184,6 +184,11 @@ describe('web console: flows (list, canvas, run live, time travel, conflicts, tr
     await keepScreenshot(page, '27-trigger-key');
     // The key writes moved the version on; the page followed them, so its next save is no conflict.
     await page.getByText('Saved · version 8').waitFor();
+    // Undo skips the key writes: it restores the version before the last edit (their PUT, version 6).
+    await page.getByRole('button', { name: 'Undo' }).click();
+    await page.getByText('Saved · version 9').waitFor();
+    await page.getByTestId('version-event').getByText('(restored from version 5)').waitFor();
+    expect(await page.locator('.react-flow__node').count()).to.equal(4);
 
     expect(elsewhere, 'requests leaving the service').to.deep.equal([]);
     expect(problems).to.deep.equal([]);

@@ -57,6 +57,19 @@ export async function eventOfVersion(flowId: string, version: number): Promise<A
   return item && item.revision === version ? item : null;
 }
 
+/** Events that change what the canvas shows; trigger, key, archive and history events do not. */
+const EDITS = /^(FlowReplaced|FlowRenamed|Node(Added|Updated|Deleted)|Connection(Added|Updated|Removed))$/;
+
+/**
+ * The version just before the last edit of the definition: what Undo restores. A trigger key made
+ * after the edit is skipped over, so Undo never "undoes" to the same graph.
+ */
+export async function versionBeforeLastEdit(flowId: string, current: number): Promise<number> {
+  const body = await call(api().GET('/flows/{flowId}/events', { params: { path: { flowId }, query: { limit: 100, order: 'desc' } } }));
+  const edit = (body.items as AuditEvent[]).find((e) => EDITS.test(e.type) && e.revision > 0);
+  return edit ? edit.revision - 1 : Math.max(0, current - 1);
+}
+
 export async function restoreVersion(flowId: string, version: number): Promise<Flow> {
   return (await call(api().POST('/flows/{flowId}/versions/{version}/restore', { params: { path: { flowId, version: String(version) } } }))).flow;
 }

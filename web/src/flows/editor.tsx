@@ -2,7 +2,7 @@ import { applyNodeChanges, useReactFlow, type NodeChange } from '@xyflow/react';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { Link } from 'wouter';
 import { ErrorNote, Page, useAction } from '../ui';
-import type { Flow, NodeTypeInfo } from './api';
+import { versionBeforeLastEdit, type Flow, type NodeTypeInfo } from './api';
 import { Canvas } from './canvas';
 import { ConflictPrompt } from './conflict';
 import { useFlowEditor } from './editor-state';
@@ -63,7 +63,14 @@ export function FlowEditorView({ initial, types, me }: { initial: Flow; types: N
   }, []);
 
   const save = useAction(editor.save);
-  const undo = useAction(useCallback(() => editor.restore(flow.version - 1), [editor, flow.version]));
+  const undo = useAction(useCallback(async () => editor.restore(await versionBeforeLastEdit(flow.id, flow.version)), [editor, flow.id, flow.version]));
+  // Leaving with unsaved changes asks first (the browser's own prompt).
+  useEffect(() => {
+    if (!dirty) return;
+    const onLeave = (e: BeforeUnloadEvent) => e.preventDefault();
+    window.addEventListener('beforeunload', onLeave);
+    return () => window.removeEventListener('beforeunload', onLeave);
+  }, [dirty]);
   const restore = useAction(
     useCallback(
       async (version: number) => {
@@ -86,7 +93,7 @@ export function FlowEditorView({ initial, types, me }: { initial: Flow; types: N
           <button type="button" onClick={() => void save.run()} disabled={!dirty || save.pending || readOnly}>
             Save
           </button>
-          <button type="button" className="secondary" onClick={() => void undo.run()} disabled={dirty || readOnly || flow.version === 0 || undo.pending} title="Restore the version before the last one">
+          <button type="button" className="secondary" onClick={() => void undo.run()} disabled={dirty || readOnly || flow.version === 0 || undo.pending} title="Restore the version before the last change">
             Undo
           </button>
           {dirty ? (
