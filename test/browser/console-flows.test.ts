@@ -255,4 +255,34 @@ describe('web console: flows (list, canvas, run live, time travel, conflicts, tr
     expect(elsewhere).to.deep.equal([]);
     expect(problems).to.deep.equal([]);
   });
+
+  it('builds, connects, saves and runs a flow with the keyboard alone', async () => {
+    const created = await call(svc.baseUrl, 'POST', '/flows', { name: 'Keyboard flow' }, auth);
+    const flowId = created.body.flow.id as string;
+    const { page, elsewhere, problems } = await openConsole(browser, origin, { token: user.token });
+    await page.goto(`${origin}/flows/${flowId}`);
+    const palette = page.getByRole('navigation', { name: 'Node types' });
+    await palette.getByRole('button', { name: 'Output', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    await palette.getByRole('button', { name: 'Input', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    // The node just added is selected: its panel connects it.
+    const connections = page.getByRole('group', { name: 'Connections from Input 2' });
+    await connections.getByLabel('Connect to').focus();
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await connections.getByRole('button', { name: 'Remove the connection to Output 1' }).waitFor();
+    await page.getByRole('button', { name: 'Save', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByText('Saved · version 1').waitFor();
+    const flow = (await call(svc.baseUrl, 'GET', `/flows/${flowId}`, undefined, auth)).body.flow;
+    const idOf = (t: string) => flow.nodes.find((n: { data: { nodeType: string } }) => n.data.nodeType === t).id as string;
+    expect(flow.edges.map((e: { source: string; target: string }) => [e.source, e.target])).to.deep.equal([[idOf('input'), idOf('output')]]);
+    await page.getByRole('button', { name: 'Run', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.querySelectorAll('.flow-node[data-status="completed"]').length === 2, undefined, { timeout: 20_000 });
+    await keepScreenshot(page, '30-keyboard-flow');
+    expect(elsewhere).to.deep.equal([]);
+    expect(problems).to.deep.equal([]);
+  });
 });

@@ -69,6 +69,13 @@ export function useFlowEditor(initial: Flow) {
     },
     [changed],
   );
+  const removeEdge = useCallback(
+    (edgeId: string) => {
+      setGraph((g) => ({ ...g, edges: g.edges.filter((e) => e.id !== edgeId) }));
+      changed();
+    },
+    [changed],
+  );
   const removeSelected = useCallback(() => {
     setGraph((g) => {
       const gone = new Set(g.nodes.filter((n) => n.selected).map((n) => n.id));
@@ -112,7 +119,7 @@ export function useFlowEditor(initial: Flow) {
     setFlow((f) => ({ ...f, ...patch, version: version !== null && version === f.version + 1 ? version : f.version }));
   }, []);
 
-  return { flow, graph, dirty, conflict, onNodesChange, onEdgesChange, onConnect, addNode, setNodeData, removeSelected, save, overwrite, reloadTheirs, restore, replaceWith, advancedTo };
+  return { flow, graph, dirty, conflict, onNodesChange, onEdgesChange, onConnect, addNode, setNodeData, removeEdge, removeSelected, save, overwrite, reloadTheirs, restore, replaceWith, advancedTo };
 }
 
 export type FlowEditor = ReturnType<typeof useFlowEditor>;

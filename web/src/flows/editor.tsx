@@ -6,7 +6,8 @@ import { versionBeforeLastEdit, type Flow, type NodeTypeInfo } from './api';
 import { Canvas } from './canvas';
 import { ConflictPrompt } from './conflict';
 import { useFlowEditor } from './editor-state';
-import { graphOf, initialData, newId, commonKeys, type CanvasNode, type Graph } from './model';
+import { ConnectionsForm } from './connections-form';
+import { commonKeys, graphOf, initialData, labelOf, newId, type CanvasNode, type Graph } from './model';
 import { NodeRunDetails } from './node-run';
 import { Palette } from './palette';
 import { RunPanel } from './run-panel';
@@ -133,6 +134,15 @@ export function FlowEditorView({ initial, types, me }: { initial: Flow; types: N
               {selected ? (
                 <>
                   <SettingsForm node={selected} type={typeMap.get(String(selected.data.nodeType))} common={common} readOnly={readOnly} onChange={editor.setNodeData} />
+                  <ConnectionsForm
+                    node={selected}
+                    nodes={shown.nodes}
+                    edges={shown.edges}
+                    readOnly={readOnly}
+                    nameOf={(n) => labelOf(n, typeMap)}
+                    onConnect={(source, target) => editor.onConnect({ source, target, sourceHandle: null, targetHandle: null })}
+                    onRemove={editor.removeEdge}
+                  />
                   <NodeRunDetails run={runNodes[selected.id]} />
                 </>
               ) : (
