@@ -189,6 +189,15 @@ describe('web console: flows (list, canvas, run live, time travel, conflicts, tr
     await page.getByText('Saved · version 9').waitFor();
     await page.getByTestId('version-event').getByText('(restored from version 5)').waitFor();
     expect(await page.locator('.react-flow__node').count()).to.equal(4);
+    // Trigger settings: on, for GET and POST.
+    await page.getByLabel(/^Trigger enabled/).check();
+    await page.getByRole('group', { name: 'Allowed methods' }).getByLabel('GET').check();
+    await page.getByRole('button', { name: 'Save trigger settings' }).click();
+    await page.getByText('Trigger settings saved.').waitFor();
+    const trigger = (await call(svc.baseUrl, 'GET', `/flows/${flowId}`, undefined, auth)).body.flow.trigger;
+    expect(trigger).to.include({ enabled: true, hasKey: true });
+    expect(trigger.allowedMethods).to.have.members(['GET', 'POST']);
+    await page.getByText('Saved · version 10').waitFor();
 
     expect(elsewhere, 'requests leaving the service').to.deep.equal([]);
     expect(problems).to.deep.equal([]);

@@ -47,13 +47,16 @@ export function FlowEditorView({ initial, types, me }: { initial: Flow; types: N
     },
     [editor, typeMap, graph.nodes.length],
   );
-  /** Keyboard (or tap) on a palette item: the node lands mid-view, a step down from the last one added. */
+  /** Keyboard (or tap) on a palette item: the node lands in view, below the last one added. */
   const addCentred = useCallback(
     (nodeType: string) => {
       const box = paneRef.current?.getBoundingClientRect();
       if (!box) return;
-      const step = (graph.nodes.length % 5) * 30;
-      addAt(nodeType, screenToFlowPosition({ x: box.left + box.width / 2 - 80 + step, y: box.top + box.height / 3 + step }));
+      // Four to a column, columns side by side: nodes added this way do not cover each other.
+      const n = graph.nodes.length;
+      const x = box.left + Math.max(20, box.width / 2 - 280) + (Math.floor(n / 4) % 3) * 200;
+      const y = box.top + 40 + (n % 4) * 110;
+      addAt(nodeType, screenToFlowPosition({ x, y }));
     },
     [addAt, graph.nodes.length, screenToFlowPosition],
   );
