@@ -291,6 +291,21 @@ describe('web console: flows (list, canvas, run live, time travel, conflicts, tr
     await page.keyboard.press('Enter');
     await page.waitForFunction(() => document.querySelectorAll('.flow-node[data-status="completed"]').length === 2, undefined, { timeout: 20_000 });
     await keepScreenshot(page, '30-keyboard-flow');
+
+    // A node that cannot be saved yet: the refusal names it, and its settings open from there.
+    await palette.getByRole('button', { name: 'LLM', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    const refusal = page.getByRole('alert').filter({ hasText: 'Not saved' });
+    await refusal.getByText('LLM 3 · model: must not be empty').waitFor();
+    await keepScreenshot(page, '31-save-refused');
+    await node(page, 'input').click();
+    await page.getByRole('group', { name: 'Settings of Input 2' }).waitFor();
+    await refusal.getByRole('button', { name: 'Show the node' }).click();
+    await page.getByRole('group', { name: 'Settings of LLM 3' }).getByLabel('model (required)').fill('gpt-4o-mini');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByText('Saved · version 2').waitFor();
+    expect(await refusal.count()).to.equal(0);
     expect(elsewhere).to.deep.equal([]);
     expect(problems).to.deep.equal([]);
   });

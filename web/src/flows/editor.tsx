@@ -12,6 +12,7 @@ import { NodeRunDetails } from './node-run';
 import { Palette } from './palette';
 import { RunPanel } from './run-panel';
 import { NodeLabelsContext, RunNodesContext, type RunNodes } from './run-state';
+import { SaveProblems } from './save-problems';
 import { SettingsForm } from './settings-form';
 import { TimeTravelBar, useTimeTravel } from './time-travel';
 import { TriggerPanel } from './trigger-panel';
@@ -59,6 +60,14 @@ export function FlowEditorView({ initial, types, me }: { initial: Flow; types: N
       addAt(nodeType, screenToFlowPosition({ x, y }));
     },
     [addAt, graph.nodes.length, screenToFlowPosition],
+  );
+  /** Selects one node on the canvas (from a save problem) so its settings open. */
+  const selectNode = useCallback(
+    (nodeId: string) => {
+      editor.onNodesChange(graph.nodes.map((n) => ({ type: 'select' as const, id: n.id, selected: n.id === nodeId })));
+      setSelectedId(nodeId);
+    },
+    [editor, graph.nodes],
   );
   const onPastChange = useCallback((changes: NodeChange<CanvasNode>[]) => {
     // A past version only shows: selecting and measuring apply, nothing else does.
@@ -114,7 +123,8 @@ export function FlowEditorView({ initial, types, me }: { initial: Flow; types: N
       <p className="flows-back">
         <Link href="/flows">← All flows</Link>
       </p>
-      <ErrorNote error={save.error ?? undo.error ?? restore.error} />
+      {save.error ? <SaveProblems error={save.error} nodes={graph.nodes} nameOf={(n) => labelOf(n, typeMap)} onSelect={selectNode} /> : null}
+      <ErrorNote error={undo.error ?? restore.error} />
       {editor.conflict ? <ConflictPrompt theirs={editor.conflict} onReload={editor.reloadTheirs} onOverwrite={editor.overwrite} /> : null}
       <RunNodesContext.Provider value={runNodes}>
         <NodeLabelsContext.Provider value={labels}>
