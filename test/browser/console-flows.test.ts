@@ -306,6 +306,16 @@ describe('web console: flows (list, canvas, run live, time travel, conflicts, tr
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByText('Saved · version 2').waitFor();
     expect(await refusal.count()).to.equal(0);
+
+    // Back one version with the slider, then restore it: the LLM node goes, as a new version 3.
+    await page.getByLabel('Version', { exact: true }).focus();
+    await page.keyboard.press('ArrowLeft');
+    await page.getByText('Version 1 of 2 (read only)').waitFor();
+    await page.getByRole('button', { name: 'Restore this version' }).click();
+    await page.getByText('Saved · version 3').waitFor();
+    await page.getByText('Version 3 (now)').waitFor();
+    expect(await page.locator('.react-flow__node').count()).to.equal(2);
+    expect((await call(svc.baseUrl, 'GET', `/flows/${flowId}`, undefined, auth)).body.flow.nodes).to.have.length(2);
     expect(elsewhere).to.deep.equal([]);
     expect(problems).to.deep.equal([]);
   });

@@ -32,6 +32,9 @@ export function FlowEditorView({ initial, types, me }: { initial: Flow; types: N
   const common = useMemo(() => commonKeys(types), [types]);
   const { screenToFlowPosition } = useReactFlow();
   const paneRef = useRef<HTMLDivElement>(null);
+  const sideRef = useRef<HTMLElement>(null);
+  // Another node's settings start at their top, wherever the previous node's were scrolled to.
+  useEffect(() => sideRef.current?.scrollTo({ top: 0 }), [selectedId]);
   // Fitting the view to an empty flow would jump to the first node dropped: only a flow opened with nodes is fitted.
   const [fitOnOpen] = useState(initial.nodes.length > 0);
 
@@ -143,7 +146,7 @@ export function FlowEditorView({ initial, types, me }: { initial: Flow; types: N
                 onSelect={setSelectedId}
               />
             </div>
-            <aside className="flows-side" aria-label="Selected node">
+            <aside className="flows-side" aria-label="Selected node" ref={sideRef}>
               {selected ? (
                 <>
                   <SettingsForm node={selected} type={typeMap.get(String(selected.data.nodeType))} common={common} readOnly={readOnly} onChange={editor.setNodeData} />
