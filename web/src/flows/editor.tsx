@@ -34,7 +34,9 @@ export function FlowEditorView({ initial, types, me }: { initial: Flow; types: N
   const paneRef = useRef<HTMLDivElement>(null);
   const sideRef = useRef<HTMLElement>(null);
   // Another node's settings start at their top, wherever the previous node's were scrolled to.
-  useEffect(() => sideRef.current?.scrollTo({ top: 0 }), [selectedId]);
+  useEffect(() => {
+    if (sideRef.current) sideRef.current.scrollTop = 0;
+  }, [selectedId]);
   // Fitting the view to an empty flow would jump to the first node dropped: only a flow opened with nodes is fitted.
   const [fitOnOpen] = useState(initial.nodes.length > 0);
 
