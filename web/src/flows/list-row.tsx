@@ -53,7 +53,8 @@ export function FlowRow({ flow, updated, onChanged, onDeleted }: { flow: FlowSum
             <button type="button" className="danger" disabled={remove.pending} onClick={() => void remove.run()}>
               Yes, delete
             </button>
-            <button type="button" className="secondary" onClick={() => setMode('view')}>
+            {/* Focus lands on the safe choice: Enter right after "Delete" keeps the flow. */}
+            <button type="button" className="secondary" onClick={() => setMode('view')} autoFocus>
               Keep it
             </button>
           </span>
