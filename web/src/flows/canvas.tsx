@@ -1,9 +1,11 @@
-import { Background, Controls, ReactFlow, useReactFlow, type Connection, type EdgeChange, type NodeChange, type OnSelectionChangeParams } from '@xyflow/react';
+import { Background, Controls, MarkerType, ReactFlow, useReactFlow, type Connection, type EdgeChange, type NodeChange, type OnSelectionChangeParams } from '@xyflow/react';
 import { useCallback, type DragEvent } from 'react';
 import { NODE_RENDERERS } from './flow-node';
 import type { CanvasEdge, CanvasNode } from './model';
 
 export const DRAG_TYPE = 'application/x-flow-node-type';
+// Arrows show which way a connection runs; they are drawn, not saved.
+const EDGE_OPTIONS = { markerEnd: { type: MarkerType.ArrowClosed, width: 18, height: 18 } };
 
 interface CanvasProps {
   nodes: CanvasNode[];
@@ -45,6 +47,7 @@ export function Canvas({ nodes, edges, readOnly, fitOnOpen, onNodesChange, onEdg
         nodes={nodes}
         edges={edges}
         nodeTypes={NODE_RENDERERS}
+        defaultEdgeOptions={EDGE_OPTIONS}
         onNodesChange={onNodesChange}
         onEdgesChange={onEdgesChange}
         onConnect={readOnly ? undefined : onConnect}
