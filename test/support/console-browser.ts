@@ -64,6 +64,8 @@ export async function keepScreenshot(page: Page, name: string): Promise<string> 
 
 /** The page's first contentful paint in ms, as the browser measured it (null when it has not painted). */
 export async function firstContentfulPaint(page: Page): Promise<number | null> {
+  // The entry is queued when the paint happens, which may be after the navigation the test awaited.
+  await page.waitForFunction(() => performance.getEntriesByName('first-contentful-paint').length > 0, undefined, { timeout: 10_000 }).catch(() => undefined);
   return page.evaluate(() => {
     const entry = performance.getEntriesByName('first-contentful-paint')[0];
     return entry ? entry.startTime : null;

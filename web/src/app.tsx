@@ -52,7 +52,8 @@ export function App() {
         </div>
       </header>
       <main id="main" tabIndex={-1}>
-        <Switch>
+        {/* Keyed by the token: switching organization or workspace changes it, and every page then loads its scope again. */}
+        <Switch key={token ?? 'signed-out'}>
           {ROUTES.map((r) => (
             <Route key={r.path} path={r.path}>
               {(params) => (r.public || token ? <r.component params={params} /> : <Redirect to={signInTarget} />)}
