@@ -104,7 +104,7 @@ describe('web console: flows (list, canvas, run live, time travel, conflicts, tr
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     await page.waitForFunction(() => document.querySelectorAll('.flow-node[data-status="completed"]').length === 3, undefined, { timeout: 20_000 });
     const colours = await page.locator('.flow-node').evaluateAll((els) => els.map((el) => getComputedStyle(el).borderTopColor));
-    expect(colours).to.deep.equal(['rgb(31, 138, 76)', 'rgb(31, 138, 76)', 'rgb(31, 138, 76)']);
+    expect(colours).to.deep.equal(['rgb(23, 112, 61)', 'rgb(23, 112, 61)', 'rgb(23, 112, 61)']);
     const runLink = page.getByRole('link', { name: 'open the run' });
     expect(await runLink.getAttribute('href')).to.match(/^\/runs\/[A-Za-z0-9-]+$/);
     await node(page, 'output').click();
