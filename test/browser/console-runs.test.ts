@@ -231,4 +231,31 @@ describe('web console: runs, workflows and agents', function () {
     expect(sessions).to.have.length(1);
     expect(sessions[0].messageCount).to.equal(1);
   });
+  it('fits a phone-width screen: the runs, workflow and chat pages do not scroll sideways', async () => {
+    const { flowId } = await newFlow('Phone flow with a rather long name to wrap', [{ nodeType: 'transform', template: '{{inputs.q}} '.repeat(20) }]);
+    const run = await as('POST', `/flows/${flowId}/run`, { inputs: { q: 'a-long-unbroken-word-that-must-wrap-somewhere' } });
+    const waiting = await newFlow('Phone workflow', [{ nodeType: 'wait_signal', signalName: 'go' }]);
+    const workflow = (await as('POST', '/workflows', { flowId: waiting.flowId, input: {} })).workflow.id;
+    const agent = (await as('POST', '/agents', { name: 'Phone helper', provider: 'offline', model: 'offline' })).agent;
+    const session = (await as('POST', `/agents/${agent.id}/sessions`, {})).session;
+    await as('POST', `/agents/${agent.id}/sessions/${session.id}/messages`, { content: 'hello from a small screen' });
+    const watched = await openConsole(browser, origin, { token: alice.token, viewport: { width: 375, height: 740 } });
+    opened.push(watched);
+    const { page } = watched;
+    const pages: Array<[string, string]> = [
+      [`/runs?flow=${flowId}`, '37-phone-runs'],
+      [`/runs/${run.processId}`, '37-phone-run'],
+      [`/workflows`, '37-phone-workflows'],
+      [`/workflows/${workflow}`, '37-phone-workflow'],
+      [`/agents/${agent.id}?session=${session.id}`, '37-phone-agent-chat'],
+    ];
+    for (const [path, shot] of pages) {
+      await page.goto(`${origin}${path}`);
+      await page.getByRole('heading', { level: 1 }).waitFor();
+      await page.locator('table, .agent-turn').first().waitFor();
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      await keepScreenshot(page, shot);
+      expect(overflow, `horizontal overflow of ${path} in px`).to.be.at.most(0);
+    }
+  });
 });

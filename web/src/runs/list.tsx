@@ -28,7 +28,7 @@ export function RunsPage() {
   return (
     <Page title="Runs">
       <RunningNow />
-      <section className="card" aria-labelledby="flow-runs">
+      <section className="card runs-card" aria-labelledby="flow-runs">
         <h2 id="flow-runs">Runs of a flow</h2>
         <ErrorNote error={flows.error} />
         <div className="runs-filters">
@@ -62,7 +62,7 @@ export function RunsPage() {
 function RunningNow() {
   const running = useLoad(async () => (await call(api().GET('/processes/running', { params: { query: { limit: 20 } } }))) as unknown as ProcessPage, []);
   return (
-    <section className="card" aria-labelledby="running-now">
+    <section className="card runs-card" aria-labelledby="running-now">
       <div className="runs-head">
         <h2 id="running-now">Running now</h2>
         <button type="button" className="secondary" onClick={running.reload} disabled={running.loading}>

@@ -38,12 +38,18 @@ export function RunPage({ params }: { params: Record<string, string | undefined>
   }, [processId, loaded.data && !isFinalRun(loaded.data.status)]);
 
   return (
-    <Page title={`Run ${processId}`} actions={<Link href="/runs">All runs</Link>}>
+    <Page title={`Run ${processId.slice(0, 8)}`} actions={<Link href="/runs">All runs</Link>}>
       <ErrorNote error={loaded.error} />
       {view ? (
         <>
           <section className="card" aria-label="Summary">
             <dl className="run-summary">
+              <div>
+                <dt>Run</dt>
+                <dd>
+                  <code>{processId}</code>
+                </dd>
+              </div>
               <div>
                 <dt>Status</dt>
                 <dd data-testid="run-status" data-status={view.status}>
@@ -80,7 +86,7 @@ export function RunPage({ params }: { params: Record<string, string | undefined>
           </section>
           <NodesTable nodes={view.nodes} />
           {view.outputs && Object.keys(view.outputs).length > 0 ? (
-            <section className="card" aria-labelledby="run-outputs">
+            <section className="card run-card" aria-labelledby="run-outputs">
               <h2 id="run-outputs">Outputs</h2>
               <JsonValue value={view.outputs} label="Run outputs" />
             </section>
@@ -95,7 +101,7 @@ export function RunPage({ params }: { params: Record<string, string | undefined>
 
 function NodesTable({ nodes }: { nodes: NodeView[] }) {
   return (
-    <section className="card" aria-labelledby="run-nodes">
+    <section className="card run-card" aria-labelledby="run-nodes">
       <h2 id="run-nodes">Nodes</h2>
       <div className="table-wrap">
         <table className="list run-nodes" aria-labelledby="run-nodes">

@@ -21,7 +21,7 @@ export function Controls({ workflow, onChanged }: { workflow: WorkflowView; onCh
   const paused = workflow.status === 'PAUSED';
   const created = workflow.status === 'CREATED';
   return (
-    <section className="card" aria-labelledby="wf-controls">
+    <section className="card wf-card" aria-labelledby="wf-controls">
       <h2 id="wf-controls">Controls</h2>
       <div className="wf-buttons">
         {!paused && !created ? (
@@ -56,7 +56,8 @@ export function Controls({ workflow, onChanged }: { workflow: WorkflowView; onCh
 
 /** A signal by name with an optional JSON payload; the name the workflow waits on is offered first. */
 export function SignalForm({ workflow, onSent }: { workflow: WorkflowView; onSent: () => void }) {
-  const [name, setName] = useState('');
+  // The signal the workflow waits for is the likely one: the name starts as it.
+  const [name, setName] = useState(workflow.waitingOn?.kind === 'signal' ? workflow.waitingOn.name : '');
   const [payload, setPayload] = useState('');
   const [sent, setSent] = useState<string | null>(null);
   const send = useAction(async () => {
@@ -74,10 +75,10 @@ export function SignalForm({ workflow, onSent }: { workflow: WorkflowView; onSen
   if (isFinalWorkflow(workflow.status)) return null;
   const waitingFor = workflow.waitingOn?.kind === 'signal' ? workflow.waitingOn.name : null;
   return (
-    <form className="card" onSubmit={submit} aria-labelledby="wf-signal">
+    <form className="card wf-card" onSubmit={submit} aria-labelledby="wf-signal">
       <h2 id="wf-signal">Send a signal</h2>
       <Field label="Signal name" hint={waitingFor ? `The workflow waits for "${waitingFor}".` : undefined}>
-        <input value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} placeholder={waitingFor ?? ''} />
+        <input value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} />
       </Field>
       <Field label="Payload (JSON)" hint="Optional.">
         <textarea value={payload} onChange={(e) => setPayload(e.target.value)} rows={3} />
@@ -108,7 +109,7 @@ export function QueryForm({ workflowId }: { workflowId: string }) {
     void ask.run();
   };
   return (
-    <form className="card" onSubmit={submit} aria-labelledby="wf-query">
+    <form className="card wf-card" onSubmit={submit} aria-labelledby="wf-query">
       <h2 id="wf-query">Query</h2>
       <Field label="Query name" hint="state, status, pendingSignals, a key of the state, or a query node's name.">
         <input value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} />

@@ -3,7 +3,7 @@ import { formatTime } from '../ui';
 /** The workflow's events in order, the newest last, each with its data. */
 export function History({ events }: { events: Array<{ eventId: number; type: string; data: Record<string, unknown>; occurredAt: string }> }) {
   return (
-    <section className="card" aria-labelledby="wf-history">
+    <section className="card wf-card" aria-labelledby="wf-history">
       <h2 id="wf-history">History</h2>
       <div className="table-wrap">
         <table className="list wf-history" aria-labelledby="wf-history">

@@ -33,7 +33,7 @@ export function WorkflowsPage() {
   return (
     <Page title="Workflows">
       <StartWorkflow />
-      <section className="card" aria-labelledby="workflow-list">
+      <section className="card wf-card" aria-labelledby="workflow-list">
         <h2 id="workflow-list">All workflows</h2>
         <div className="wf-filters">
           <Field label="Status">

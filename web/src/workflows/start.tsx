@@ -30,7 +30,7 @@ export function StartWorkflow() {
       </p>
     );
   return (
-    <form className="card" onSubmit={submit} aria-labelledby="start-workflow">
+    <form className="card wf-card" onSubmit={submit} aria-labelledby="start-workflow">
       <h2 id="start-workflow">Start a workflow</h2>
       <ErrorNote error={flows.error} />
       <Field label="Flow">

@@ -57,12 +57,18 @@ export function WorkflowPage({ params }: { params: Record<string, string | undef
 
   const w = workflow.data;
   return (
-    <Page title={`Workflow ${workflowId}`} actions={<Link href="/workflows">All workflows</Link>}>
+    <Page title={`Workflow ${shortId(workflowId)}`} actions={<Link href="/workflows">All workflows</Link>}>
       <ErrorNote error={workflow.error} />
       {w ? (
         <>
-          <section className="card" aria-label="Summary">
+          <section className="card wf-card" aria-label="Summary">
             <dl className="wf-summary">
+              <div>
+                <dt>Workflow</dt>
+                <dd>
+                  <code>{w.id}</code>
+                </dd>
+              </div>
               <div>
                 <dt>Status</dt>
                 <dd data-testid="workflow-status" data-status={w.status}>
@@ -113,7 +119,7 @@ export function WorkflowPage({ params }: { params: Record<string, string | undef
             <SignalForm workflow={w} onSent={workflow.reload} />
             <QueryForm workflowId={w.id} />
           </div>
-          <section className="card" aria-labelledby="wf-state">
+          <section className="card wf-card" aria-labelledby="wf-state">
             <h2 id="wf-state">State</h2>
             <JsonValue value={w.state} label="State" />
             {w.pendingSignals.length > 0 ? (
@@ -131,3 +137,6 @@ export function WorkflowPage({ params }: { params: Record<string, string | undef
 }
 
 const FINAL_EVENT = /^Workflow(Completed|Failed|TimedOut|Canceled|Terminated|ContinuedAsNew)$/;
+
+/** The heading keeps an id a phone can show: generated ids are long (wf_ + a UUID); the summary shows it whole. */
+const shortId = (id: string) => (id.length > 24 ? `${id.slice(0, 20)}…` : id);
