@@ -104,6 +104,9 @@ describe('web console: runs, workflows and agents', function () {
     expect(await page.locator(`tr[data-node-id="${ids[1]}"]`).innerText()).to.contain('hi there!');
     expect(await page.getByTestId('run-status').getAttribute('data-status')).to.equal('completed');
     expect(await page.getByRole('link', { name: "Open the flow's canvas" }).getAttribute('href')).to.equal(`/flows/${flowId}`);
+    await page.getByText('Event log').click();
+    await page.getByRole('table', { name: 'Event log' }).locator('tr[data-type="RunCompleted"]').waitFor();
+    expect(await page.getByRole('table', { name: 'Event log' }).locator('tr[data-type="NodeCompleted"]').count()).to.equal(2);
     await keepScreenshot(page, '30-run-completed');
   });
 
@@ -230,6 +233,22 @@ describe('web console: runs, workflows and agents', function () {
     const sessions = (await as('GET', `/agents/${agent.id}/sessions`)).items;
     expect(sessions).to.have.length(1);
     expect(sessions[0].messageCount).to.equal(1);
+
+    // From the keyboard: Ctrl+Enter sends; Stop ends the turn while it streams, keeping what came.
+    fake.toolCalls = [];
+    fake.streamDelayMs = 400;
+    fake.text = 'one two three four five six seven eight nine ten eleven twelve thirteen fourteen';
+    await page.getByLabel('Message').focus();
+    await page.keyboard.type('Count slowly');
+    await page.keyboard.press('Control+Enter');
+    await page.getByRole('button', { name: 'Stop' }).waitFor();
+    await page.waitForFunction(() => /two/.test(document.querySelector('[data-streaming="true"] p')?.textContent ?? ''));
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await page.getByText('Stopped: cancelled').waitFor({ timeout: 20_000 });
+    const second = (await as('GET', `/agents/${agent.id}/sessions/${sessions[0].id}`)).session.messages[1];
+    expect(second.answer.finishReason).to.equal('cancelled');
+    expect(second.answer.text).to.contain('two').and.not.contain('fourteen');
+    await keepScreenshot(page, '34-agent-chat-stopped');
   });
   it('fits a phone-width screen: the runs, workflow and chat pages do not scroll sideways', async () => {
     const { flowId } = await newFlow('Phone flow with a rather long name to wrap', [{ nodeType: 'transform', template: '{{inputs.q}} '.repeat(20) }]);

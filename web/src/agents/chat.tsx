@@ -91,6 +91,10 @@ function Chat({ agentId, sessionId, onTurnDone }: { agentId: string; sessionId: 
     onTurnDone();
   };
 
+  const stop = useAction(async (messageId: string) => {
+    await call(api().POST('/agents/{agentId}/sessions/{sessionId}/messages/{messageId}/cancel', { params: { path: { agentId, sessionId, messageId } } }));
+  });
+
   const messages = session.data?.session.messages ?? [];
   // The streamed exchange stays until the session read back holds it.
   const showPending = pending && !(pending.messageId && messages.some((m) => m.id === pending.messageId) && !pending.streaming);
@@ -128,10 +132,17 @@ function Chat({ agentId, sessionId, onTurnDone }: { agentId: string; sessionId: 
             }}
           />
         </Field>
-        <ErrorNote error={error} />
-        <button type="submit" disabled={!content.trim() || !!pending?.streaming}>
-          {pending?.streaming ? 'Answering…' : 'Send'}
-        </button>
+        <ErrorNote error={error ?? stop.error} />
+        <div className="agent-buttons">
+          <button type="submit" disabled={!content.trim() || !!pending?.streaming}>
+            {pending?.streaming ? 'Answering…' : 'Send'}
+          </button>
+          {pending?.streaming && pending.messageId ? (
+            <button type="button" className="danger" onClick={() => void stop.run(pending.messageId!)} disabled={stop.pending}>
+              Stop
+            </button>
+          ) : null}
+        </div>
       </form>
     </section>
   );

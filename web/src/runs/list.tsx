@@ -61,6 +61,11 @@ export function RunsPage() {
 
 function RunningNow() {
   const running = useLoad(async () => (await call(api().GET('/processes/running', { params: { query: { limit: 20 } } }))) as unknown as ProcessPage, []);
+  // Runs start and end on their own: the list is read again every few seconds while it is shown.
+  useEffect(() => {
+    const timer = setInterval(running.reload, 5000);
+    return () => clearInterval(timer);
+  }, [running.reload]);
   return (
     <section className="card runs-card" aria-labelledby="running-now">
       <div className="runs-head">

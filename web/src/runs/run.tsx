@@ -3,6 +3,7 @@ import { Link } from 'wouter';
 import { follow } from '../live';
 import { api, call } from '../session';
 import { ErrorNote, Page, formatTime, useLoad } from '../ui';
+import { RunEvents } from './events';
 import { applyRunFrame } from './live';
 import { JsonValue, StatusBadge, formatCost, formatDuration } from './status';
 import { isFinalRun, type NodeView, type ProcessView } from './types';
@@ -91,6 +92,7 @@ export function RunPage({ params }: { params: Record<string, string | undefined>
               <JsonValue value={view.outputs} label="Run outputs" />
             </section>
           ) : null}
+          <RunEvents key={final ? 'final' : 'live'} processId={processId} />
         </>
       ) : loaded.loading ? (
         <p>Loading…</p>
