@@ -110,15 +110,35 @@ describe('web console: runs, workflows and agents', function () {
     await keepScreenshot(page, '30-run-completed');
   });
 
+  it("pages a flow's runs: 20 first, the rest after More", async () => {
+    const { flowId } = await newFlow('Busy', [{ nodeType: 'transform', template: 'n {{inputs.n}}' }]);
+    for (let n = 0; n < 22; n++) await as('POST', `/flows/${flowId}/run`, { inputs: { n } });
+    const page = await open();
+    await page.goto(`${origin}/runs?flow=${flowId}`);
+    const rows = page.getByRole('table', { name: 'Runs of the flow' }).locator('tbody tr');
+    await page.getByText('20 of 20 loaded runs.').waitFor();
+    expect(await rows.count()).to.equal(20);
+    await page.getByRole('button', { name: 'More' }).click();
+    await page.getByText('22 of 22 loaded runs.').waitFor();
+    expect(await rows.count()).to.equal(22);
+    expect(await page.getByRole('button', { name: 'More' }).count(), 'no page after the last').to.equal(0);
+  });
+
   it('follows a running run live: its rows flip from running to completed without a reload', async () => {
     const { flowId, ids } = await newFlow('Slow greeter', [
       { nodeType: 'transform', template: 'hello {{inputs.q}}' },
-      { nodeType: 'delay', delayMs: 2500 },
+      { nodeType: 'delay', delayMs: 4000 },
       { nodeType: 'transform', template: '{{previous}}, live' },
     ]);
     const started = await as('POST', `/flows/${flowId}/run`, { inputs: { q: 'you' }, async: true });
+    await waitUntil('the run listed as running', async () => (await as('GET', '/processes/running')).items.some((r: { processId: string }) => r.processId === started.processId));
     const page = await open();
-    await page.goto(`${origin}/runs/${started.processId}`);
+    await page.goto(`${origin}/runs`);
+    const running = page.getByRole('table', { name: 'Running now' });
+    const row = running.locator('tr', { has: page.getByRole('link', { name: started.processId }) });
+    expect(await row.getByRole('link', { name: 'Slow greeter' }).getAttribute('href'), 'the flow by its name').to.equal(`/flows/${flowId}`);
+    await row.getByRole('link', { name: started.processId }).click();
+    await page.waitForURL(new RegExp(`/runs/${started.processId}$`));
     const delay = page.locator(`tr[data-node-id="${ids[1]}"]`);
     await page.locator(`tr[data-node-id="${ids[1]}"][data-status="running"]`).waitFor({ timeout: 10_000 });
     await markPage(page);

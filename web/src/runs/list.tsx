@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import { Link, useLocation, useSearch } from 'wouter';
 import { api, call } from '../session';
 import { ErrorNote, Field, Page, formatTime, useLoad } from '../ui';
+import { useFlowNames } from './flow-names';
 import { StatusBadge, formatDuration } from './status';
 import { RUN_STATUSES, type ProcessPage, type ProcessView } from './types';
 import './runs.css';
@@ -60,6 +61,7 @@ export function RunsPage() {
 }
 
 function RunningNow() {
+  const flowName = useFlowNames();
   const running = useLoad(async () => (await call(api().GET('/processes/running', { params: { query: { limit: 20 } } }))) as unknown as ProcessPage, []);
   // Runs start and end on their own: the list is read again every few seconds while it is shown.
   useEffect(() => {
@@ -76,7 +78,7 @@ function RunningNow() {
       </div>
       <ErrorNote error={running.error} />
       {running.data && running.data.items.length === 0 ? <p className="muted">Nothing is queued or running.</p> : null}
-      {running.data && running.data.items.length > 0 ? <RunTable runs={running.data.items} label="Running now" showFlow /> : null}
+      {running.data && running.data.items.length > 0 ? <RunTable runs={running.data.items} label="Running now" flowName={flowName} /> : null}
     </section>
   );
 }
@@ -119,14 +121,15 @@ function FlowRuns({ flowId, status }: { flowId: string; status: string }) {
   );
 }
 
-function RunTable({ runs, label, showFlow }: { runs: ProcessView[]; label: string; showFlow?: boolean }) {
+/** `flowName` given: a column names each run's flow. */
+function RunTable({ runs, label, flowName }: { runs: ProcessView[]; label: string; flowName?: (flowId: string) => string }) {
   return (
     <div className="table-wrap">
       <table className="list" aria-label={label}>
         <thead>
           <tr>
             <th scope="col">Run</th>
-            {showFlow ? <th scope="col">Flow</th> : null}
+            {flowName ? <th scope="col">Flow</th> : null}
             <th scope="col">Status</th>
             <th scope="col">Requested</th>
             <th scope="col">Duration</th>
@@ -140,9 +143,9 @@ function RunTable({ runs, label, showFlow }: { runs: ProcessView[]; label: strin
                 <Link href={`/runs/${r.processId}`}>{r.processId}</Link>
                 {r.mode === 'node' ? <span className="muted"> (node {r.nodeId})</span> : null}
               </td>
-              {showFlow ? (
+              {flowName ? (
                 <td>
-                  <Link href={`/flows/${r.flowId}`}>{r.flowId}</Link>
+                  <Link href={`/flows/${r.flowId}`}>{flowName(r.flowId)}</Link>
                 </td>
               ) : null}
               <td>

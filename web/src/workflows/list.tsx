@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'react';
 import { Link, useLocation, useSearch } from 'wouter';
+import { useFlowNames } from '../runs/flow-names';
 import { StatusBadge } from '../runs/status';
 import { api, call } from '../session';
 import { ErrorNote, Field, Page, formatTime, useLoad } from '../ui';
@@ -15,6 +16,7 @@ export function WorkflowsPage() {
   const search = new URLSearchParams(useSearch());
   const [, navigate] = useLocation();
   const status = search.get('status') ?? '';
+  const flowName = useFlowNames();
   const [items, setItems] = useState<WorkflowView[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [more, setMore] = useState<string | null>(null);
@@ -79,7 +81,7 @@ export function WorkflowsPage() {
                     </td>
                     <td>{w.waitingOn ? `${w.waitingOn.kind} ${w.waitingOn.name}` : '—'}</td>
                     <td>
-                      <Link href={`/flows/${w.flowId}`}>{w.flowId}</Link>
+                      <Link href={`/flows/${w.flowId}`}>{flowName(w.flowId)}</Link>
                     </td>
                     <td>{formatTime(w.createdAt)}</td>
                     <td>{formatTime(w.closedAt)}</td>
