@@ -269,6 +269,17 @@ describe('web console: runs, workflows and agents', function () {
     expect(second.answer.finishReason).to.equal('cancelled');
     expect(second.answer.text).to.contain('two').and.not.contain('fourteen');
     await keepScreenshot(page, '34-agent-chat-stopped');
+
+    // A turn sent elsewhere (here: the API) while the page is reloaded is followed from the log.
+    fake.streamDelayMs = 300;
+    fake.text = 'alpha beta gamma delta epsilon zeta eta theta';
+    const elsewhere = as('POST', `/agents/${agent.id}/sessions/${sessions[0].id}/messages`, { content: 'Sent from another tab' });
+    await waitUntil('the turn running', async () => (await as('GET', `/agents/${agent.id}/sessions/${sessions[0].id}`)).session.running);
+    await page.reload();
+    await page.locator('.agent-turn', { hasText: 'Sent from another tab' }).locator('[data-streaming="true"]').waitFor();
+    await page.locator('.agent-turn', { hasText: 'Sent from another tab' }).locator('[data-streaming="false"]', { hasText: 'eta theta' }).waitFor({ timeout: 20_000 });
+    await elsewhere;
+    expect(await page.locator('.agent-turn').count(), 'each exchange once').to.equal(3);
   });
   it('fits a phone-width screen: the runs, workflow and chat pages do not scroll sideways', async () => {
     const { flowId } = await newFlow('Phone flow with a rather long name to wrap', [{ nodeType: 'transform', template: '{{inputs.q}} '.repeat(20) }]);

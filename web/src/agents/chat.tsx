@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
 import { Link, useLocation, useSearch } from 'wouter';
+import { follow } from '../live';
 import { api, call } from '../session';
 import { ErrorNote, Field, Page, formatTime, useAction, useLoad } from '../ui';
 import { streamTurn, type TurnEvent } from './stream';
@@ -69,7 +70,27 @@ function Chat({ agentId, sessionId, onTurnDone }: { agentId: string; sessionId: 
   const [content, setContent] = useState('');
   const [error, setError] = useState<unknown>(null);
   const abort = useRef<AbortController | null>(null);
+  const sending = useRef(false);
   useEffect(() => () => abort.current?.abort(), []);
+
+  // A turn already running when the session is opened (sent from another tab, or before a reload)
+  // is followed from the log (GET …/messages/{messageId}/events), replayed from its start.
+  const messages = session.data?.session.messages ?? [];
+  const running = messages.find((m) => m.status === 'running');
+  useEffect(() => {
+    if (!running || sending.current) return;
+    setPending({ messageId: running.id, content: running.content, text: '', toolCalls: [], finishReason: null, error: null, streaming: true });
+    return follow(
+      `/agents/${encodeURIComponent(agentId)}/sessions/${encodeURIComponent(sessionId)}/messages/${encodeURIComponent(running.id)}/events`,
+      (frame) => setPending((p) => (p && p.messageId === running.id ? applyTurnEvent(p, { event: frame.event, data: (frame.data ?? {}) as Record<string, unknown> }) : p)),
+      () => {
+        setPending((p) => (p ? { ...p, streaming: false } : p));
+        session.reload();
+        onTurnDone();
+      },
+    );
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [running?.id]);
 
   const send = async (e: FormEvent) => {
     e.preventDefault();
@@ -79,6 +100,7 @@ function Chat({ agentId, sessionId, onTurnDone }: { agentId: string; sessionId: 
     setContent('');
     setPending({ messageId: null, content: text, text: '', toolCalls: [], finishReason: null, error: null, streaming: true });
     abort.current = new AbortController();
+    sending.current = true;
     try {
       await streamTurn(agentId, sessionId, text, (ev) => setPending((p) => (p ? applyTurnEvent(p, ev) : p)), abort.current.signal);
     } catch (err) {
@@ -86,6 +108,7 @@ function Chat({ agentId, sessionId, onTurnDone }: { agentId: string; sessionId: 
       setError(err);
       setContent(text);
     }
+    sending.current = false;
     setPending((p) => (p ? { ...p, streaming: false } : p));
     session.reload();
     onTurnDone();
@@ -95,15 +118,14 @@ function Chat({ agentId, sessionId, onTurnDone }: { agentId: string; sessionId: 
     await call(api().POST('/agents/{agentId}/sessions/{sessionId}/messages/{messageId}/cancel', { params: { path: { agentId, sessionId, messageId } } }));
   });
 
-  const messages = session.data?.session.messages ?? [];
-  // The streamed exchange stays until the session read back holds it.
-  const showPending = pending && !(pending.messageId && messages.some((m) => m.id === pending.messageId) && !pending.streaming);
+  // The streamed exchange stays until the session read back holds it finished.
+  const showPending = pending && !(pending.messageId && messages.some((m) => m.id === pending.messageId && m.status === 'completed') && !pending.streaming);
   return (
     <section className="card agent-chat" aria-labelledby="agent-chat">
       <h2 id="agent-chat">Conversation</h2>
       <ErrorNote error={session.error} />
       <div className="agent-log" aria-live="polite">
-        {messages.map((m) => (
+        {messages.filter((m) => !(showPending && m.id === pending.messageId)).map((m) => (
           <Turn
             key={m.id}
             turn={{
