@@ -219,6 +219,17 @@ describe('web console: runs, workflows and agents', function () {
     await page.getByRole('button', { name: 'Ask' }).click();
     expect(await page.getByRole('status', { name: 'Query answer' }).innerText()).to.contain('CANCELED');
     await keepScreenshot(page, '36-workflow-canceled');
+
+    // Started from the page: a flow and a JSON input, then the new workflow's own page.
+    await page.goto(`${origin}/workflows`);
+    await page.getByRole('button', { name: 'Start a workflow' }).click();
+    await page.getByRole('combobox', { name: /^Flow/ }).selectOption({ label: 'Approval' });
+    await page.getByLabel('Input (JSON)').fill('{"order": 9}');
+    await page.getByRole('button', { name: 'Start', exact: true }).click();
+    await page.waitForURL(/\/workflows\/wf_/);
+    const startedId = decodeURIComponent(new URL(page.url()).pathname.split('/').pop()!);
+    await page.locator('[data-testid="workflow-status"][data-status="RUNNING"]').waitFor();
+    expect((await as('GET', `/workflows/${startedId}`)).workflow.input).to.deep.equal({ order: 9 });
   });
 
   it('chats with an agent: the answer streams in, with the tool call it made', async () => {
