@@ -78,6 +78,11 @@ describe('web console: runs, workflows and agents', function () {
       expect(run.status).to.equal('completed');
       runs.push(run.processId);
     }
+    // A node needing a provider the service has no key for, added after: the next run fails there.
+    const llm = (await as('POST', `/flows/${flowId}/nodes`, node({ nodeType: 'llm', llm: 'anthropic', model: 'claude-sonnet-4-0', prompt: 'Say {{previous}}' }, 440))).node.id as string;
+    await as('POST', `/flows/${flowId}/connections`, { source: ids[1], target: llm });
+    const failed = await as('POST', `/flows/${flowId}/run`, { inputs: { q: 'fail' } });
+    expect(failed.status, JSON.stringify(failed)).to.equal('failed');
     const page = await open();
     await page.goto(`${origin}/runs`);
     await page.getByRole('heading', { level: 1, name: 'Runs' }).waitFor();
@@ -88,18 +93,28 @@ describe('web console: runs, workflows and agents', function () {
     for (const id of runs) await table.getByRole('link', { name: id }).waitFor();
     expect(await table.locator('tbody tr').count()).to.equal(2);
     expect(await table.locator('tbody tr[data-status="completed"]').count()).to.equal(2);
+    expect(await table.getByRole('link', { name: failed.processId }).count(), 'the failed run is filtered out').to.equal(0);
     await keepScreenshot(page, '30-runs-list');
-    // No run of the flow failed: the filter leaves none, and says so.
     await page.getByLabel('Status').selectOption('failed');
-    await page.getByText('0 of 2 loaded runs are failed.').waitFor();
-    expect(await page.getByRole('table', { name: 'Runs of the flow' }).count()).to.equal(0);
+    await page.getByText('1 of 3 loaded runs are failed.').waitFor();
+    await table.getByRole('link', { name: failed.processId }).click();
+    await page.locator(`tr[data-node-id="${llm}"][data-status="failed"]`).waitFor();
+    const failedCode = await page.locator(`tr[data-node-id="${llm}"] code`).innerText();
+    expect(failedCode, "the node's error code").to.equal('PROVIDER_NOT_CONFIGURED');
+    expect(await page.locator(`tr[data-node-id="${llm}"]`).innerText()).to.contain('Anthropic is not configured');
+    expect(await page.getByTestId('run-status').getAttribute('data-status')).to.equal('failed');
+    await keepScreenshot(page, '30-run-failed');
+    await page.goBack();
+    await page.getByLabel('Status').selectOption('stopped');
+    await page.getByText('0 of 3 loaded runs are stopped.').waitFor();
+    expect(await page.getByRole('table', { name: 'Runs of the flow' }).count(), 'no table when the filter leaves nothing').to.equal(0);
 
     await page.getByLabel('Status').selectOption('completed');
     await table.getByRole('link', { name: runs[0] }).click();
     await page.waitForURL(new RegExp(`/runs/${runs[0]}$`));
     const rows = page.locator('table.run-nodes tbody tr');
     await rows.first().waitFor();
-    expect(await rows.count()).to.equal(2);
+    expect(await rows.count(), 'the run keeps the nodes it ran with').to.equal(2);
     for (const id of ids) expect(await page.locator(`tr[data-node-id="${id}"]`).getAttribute('data-status')).to.equal('completed');
     expect(await page.locator(`tr[data-node-id="${ids[1]}"]`).innerText()).to.contain('hi there!');
     expect(await page.getByTestId('run-status').getAttribute('data-status')).to.equal('completed');
