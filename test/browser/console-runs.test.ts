@@ -103,6 +103,7 @@ describe('web console: runs, workflows and agents', function () {
     expect(failedCode, "the node's error code").to.equal('PROVIDER_NOT_CONFIGURED');
     expect(await page.locator(`tr[data-node-id="${llm}"]`).innerText()).to.contain('Anthropic is not configured');
     expect(await page.getByTestId('run-status').getAttribute('data-status')).to.equal('failed');
+    expect(await page.getByRole('alert').getAttribute('data-code'), "the run's failure").to.equal('NODE_FAILED');
     await keepScreenshot(page, '30-run-failed');
     await page.goBack();
     await page.getByLabel('Status').selectOption('stopped');

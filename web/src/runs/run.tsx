@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { Link } from 'wouter';
 import { follow } from '../live';
-import { api, call } from '../session';
+import { ConsoleError, api, call } from '../session';
 import { ErrorNote, Page, formatTime, useLoad } from '../ui';
 import { RunEvents } from './events';
 import { applyRunFrame } from './live';
@@ -83,7 +83,7 @@ export function RunPage({ params }: { params: Record<string, string | undefined>
             <p className="muted live-note" aria-live="polite">
               {live === 'on' ? 'Live: rows update as the run goes.' : live === 'lost' ? 'The live stream was lost; reload to see the latest.' : final ? 'The run is over.' : ''}
             </p>
-            {view.error ? <ErrorNote error={new Error(`${view.error.code}: ${view.error.reason}`)} /> : null}
+            {view.error ? <ErrorNote error={new ConsoleError({ code: view.error.code, message: view.error.reason }, 200)} /> : null}
           </section>
           <NodesTable nodes={view.nodes} />
           {view.outputs && Object.keys(view.outputs).length > 0 ? (

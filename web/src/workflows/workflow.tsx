@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { Link } from 'wouter';
 import { follow } from '../live';
 import { JsonValue, StatusBadge } from '../runs/status';
-import { api, call } from '../session';
+import { ConsoleError, api, call } from '../session';
 import { ErrorNote, Page, formatTime, useLoad } from '../ui';
 import { Controls, QueryForm, SignalForm } from './controls';
 import { History } from './history';
@@ -106,7 +106,7 @@ export function WorkflowPage({ params }: { params: Record<string, string | undef
             <p className="muted live-note" aria-live="polite">
               {live === 'on' ? 'Live: the history grows as the workflow goes.' : live === 'lost' ? 'The live stream was lost; reload to see the latest.' : ''}
             </p>
-            {w.error ? <ErrorNote error={new Error(`${w.error.code ?? 'FAILED'}: ${w.error.message ?? ''}`)} /> : null}
+            {w.error ? <ErrorNote error={new ConsoleError({ code: w.error.code ?? 'WORKFLOW_FAILED', message: w.error.message ?? 'the workflow failed' }, 200)} /> : null}
             {'result' in w ? (
               <>
                 <h2>Result</h2>
