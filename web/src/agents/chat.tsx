@@ -103,13 +103,16 @@ function Chat({ agentId, sessionId, onTurnDone }: { agentId: string; sessionId: 
     sending.current = true;
     try {
       await streamTurn(agentId, sessionId, text, (ev) => setPending((p) => (p ? applyTurnEvent(p, ev) : p)), abort.current.signal);
+      setPending((p) => (p ? { ...p, streaming: false } : p));
     } catch (err) {
       if (abort.current.signal.aborted) return;
+      // Refused (busy, budget, …) or cut off: the message box gets the text back, and the session
+      // read back shows whatever the log holds.
       setError(err);
       setContent(text);
+      setPending(null);
     }
     sending.current = false;
-    setPending((p) => (p ? { ...p, streaming: false } : p));
     session.reload();
     onTurnDone();
   };
