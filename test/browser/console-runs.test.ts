@@ -308,6 +308,21 @@ describe('web console: runs, workflows and agents', function () {
     await elsewhere;
     expect(await page.locator('.agent-turn').count(), 'each exchange once').to.equal(3);
   });
+  it("shows the new session's data when the token changes (another tab signs in as someone else)", async () => {
+    const bob = await registerUser(svc.baseUrl);
+    const watched = await openConsole(browser, origin, { token: alice.token });
+    opened.push(watched);
+    const { page, context } = watched;
+    await page.goto(`${origin}/workflows`);
+    await page.getByRole('table', { name: 'Workflows' }).waitFor();
+    const other = await context.newPage();
+    await other.goto(`${origin}/runs`);
+    await other.evaluate((token) => localStorage.setItem('flows.console.token', token), bob.token);
+    await page.getByText('No workflow yet.').waitFor();
+    expect(await page.getByRole('table', { name: 'Workflows' }).count(), "none of alice's workflows").to.equal(0);
+    await other.close();
+  });
+
   it('fits a phone-width screen: the runs, workflow and chat pages do not scroll sideways', async () => {
     const { flowId } = await newFlow('Phone flow with a rather long name to wrap', [{ nodeType: 'transform', template: '{{inputs.q}} '.repeat(20) }]);
     const run = await as('POST', `/flows/${flowId}/run`, { inputs: { q: 'a-long-unbroken-word-that-must-wrap-somewhere' } });
