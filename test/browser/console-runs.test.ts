@@ -239,13 +239,43 @@ describe('web console: runs, workflows and agents', function () {
     // Started from the page: a flow and a JSON input, then the new workflow's own page.
     await page.goto(`${origin}/workflows`);
     await page.getByRole('button', { name: 'Start a workflow' }).click();
-    await page.getByRole('combobox', { name: /^Flow/ }).selectOption({ label: 'Approval' });
+    await page.getByRole('combobox', { name: /^Flow to run/ }).selectOption({ label: 'Approval' });
     await page.getByLabel('Input (JSON)').fill('{"order": 9}');
     await page.getByRole('button', { name: 'Start', exact: true }).click();
     await page.waitForURL(/\/workflows\/wf_/);
     const startedId = decodeURIComponent(new URL(page.url()).pathname.split('/').pop()!);
     await page.locator('[data-testid="workflow-status"][data-status="RUNNING"]').waitFor();
     expect((await as('GET', `/workflows/${startedId}`)).workflow.input).to.deep.equal({ order: 9 });
+  });
+
+  it('filters workflows by flow and pages them: 20 first, the rest after More', async () => {
+    const carol = await registerUser(svc.baseUrl);
+    const asCarol = async (method: string, path: string, body?: unknown) => (await call(svc.baseUrl, method, path, body, carol.auth)).body;
+    const flowOf = async (name: string) => {
+      const flowId = (await asCarol('POST', '/flows', { name })).flow.id as string;
+      await asCarol('POST', `/flows/${flowId}/nodes`, node({ nodeType: 'wait_signal', signalName: 'go' }, 0));
+      return flowId;
+    };
+    const [many, one] = [await flowOf('Many'), await flowOf('One')];
+    for (let i = 0; i < 22; i++) expect((await asCarol('POST', '/workflows', { flowId: many })).success).to.equal(true);
+    const lone = (await asCarol('POST', '/workflows', { flowId: one })).workflow.id as string;
+    await waitUntil('all 23 listed', async () => (await asCarol('GET', `/workflows?limit=100`)).items.length === 23);
+    const watched = await openConsole(browser, origin, { token: carol.token });
+    opened.push(watched);
+    const { page } = watched;
+    await page.goto(`${origin}/workflows`);
+    const rows = page.getByRole('table', { name: 'Workflows' }).locator('tbody tr');
+    await page.getByRole('combobox', { name: /^Flow/ }).selectOption({ label: 'One' });
+    await page.waitForURL(new RegExp(`/workflows\\?flow=${one}$`));
+    await page.getByRole('table', { name: 'Workflows' }).getByRole('link', { name: lone }).waitFor();
+    expect(await rows.count()).to.equal(1);
+    await page.getByRole('combobox', { name: /^Flow/ }).selectOption({ label: 'Many' });
+    await page.getByRole('button', { name: 'More' }).waitFor();
+    expect(await rows.count()).to.equal(20);
+    await page.getByRole('button', { name: 'More' }).click();
+    await waitUntil('22 rows', async () => (await rows.count()) === 22);
+    expect(await page.getByRole('button', { name: 'More' }).count()).to.equal(0);
+    expect(await page.getByRole('table', { name: 'Workflows' }).getByRole('link', { name: lone }).count()).to.equal(0);
   });
 
   it('chats with an agent: the answer streams in, with the tool call it made', async () => {

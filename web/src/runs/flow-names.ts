@@ -2,11 +2,12 @@ import { api, call } from '../session';
 import { useLoad } from '../ui';
 
 /**
- * Flow names by id (the first 100 flows), so lists of runs and workflows show a flow's name rather
- * than its id; an id not among them shows as itself.
+ * The flows (the first 100) for pickers, and their names by id, so lists of runs and workflows
+ * show a flow's name rather than its id; an id not among them shows as itself.
  */
-export function useFlowNames(): (flowId: string) => string {
-  const flows = useLoad(() => call(api().GET('/flows', { params: { query: { limit: 100 } } })), []);
-  const names = new Map((flows.data?.items ?? []).map((f) => [f.id, f.name]));
-  return (flowId) => names.get(flowId) ?? flowId;
+export function useFlows(): { flows: Array<{ id: string; name: string }>; flowName: (flowId: string) => string; error: unknown } {
+  const loaded = useLoad(() => call(api().GET('/flows', { params: { query: { limit: 100 } } })), []);
+  const flows = loaded.data?.items ?? [];
+  const names = new Map(flows.map((f) => [f.id, f.name]));
+  return { flows, flowName: (flowId) => names.get(flowId) ?? flowId, error: loaded.error };
 }

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { Link, useLocation, useSearch } from 'wouter';
 import { api, call } from '../session';
 import { ErrorNote, Field, Page, formatTime, useLoad } from '../ui';
-import { useFlowNames } from './flow-names';
+import { useFlows } from './flow-names';
 import { StatusBadge, formatDuration } from './status';
 import { RUN_STATUSES, type ProcessPage, type ProcessView } from './types';
 import './runs.css';
@@ -25,18 +25,18 @@ export function RunsPage() {
     else next.delete(key);
     navigate(`/runs${next.size ? `?${next}` : ''}`, { replace: true });
   };
-  const flows = useLoad(() => call(api().GET('/flows', { params: { query: { limit: 100 } } })), []);
+  const { flows, flowName, error: flowsError } = useFlows();
   return (
     <Page title="Runs">
-      <RunningNow />
+      <RunningNow flowName={flowName} />
       <section className="card runs-card" aria-labelledby="flow-runs">
         <h2 id="flow-runs">Runs of a flow</h2>
-        <ErrorNote error={flows.error} />
+        <ErrorNote error={flowsError} />
         <div className="runs-filters">
           <Field label="Flow">
             <select value={flowId} onChange={(e) => setFilter('flow', e.target.value)}>
               <option value="">Choose a flow…</option>
-              {(flows.data?.items ?? []).map((f) => (
+              {flows.map((f) => (
                 <option key={f.id} value={f.id}>
                   {f.name}
                 </option>
@@ -60,8 +60,7 @@ export function RunsPage() {
   );
 }
 
-function RunningNow() {
-  const flowName = useFlowNames();
+function RunningNow({ flowName }: { flowName: (flowId: string) => string }) {
   const running = useLoad(async () => (await call(api().GET('/processes/running', { params: { query: { limit: 20 } } }))) as unknown as ProcessPage, []);
   // Runs start and end on their own: the list is read again every few seconds while it is shown.
   useEffect(() => {

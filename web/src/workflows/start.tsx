@@ -33,7 +33,7 @@ export function StartWorkflow() {
     <form className="card wf-card" onSubmit={submit} aria-labelledby="start-workflow">
       <h2 id="start-workflow">Start a workflow</h2>
       <ErrorNote error={flows.error} />
-      <Field label="Flow">
+      <Field label="Flow to run">
         <select value={flowId} onChange={(e) => setFlowId(e.target.value)} required>
           <option value="">Choose a flow…</option>
           {(flows.data?.items ?? []).map((f) => (
