@@ -5,7 +5,9 @@ import { token } from './session';
  * Server-Sent Events over fetch: EventSource cannot send the bearer token, so the live streams of
  * runs and workflows (`GET /processes/{id}/stream`, `GET /workflows/{id}/stream`) are read this way.
  * Resumes after the last `id` seen when the connection drops, until `stop()` or the server ends the
- * stream (it does after a run's final event).
+ * stream (it does after a run's final event). A frame's `data` is the item the matching list
+ * gives: `{type, revision, data, actorId, occurredAt}` for a run (as `/processes/{id}/events`),
+ * `{eventId, type, data, occurredAt, actorId}` for a workflow (as `/workflows/{id}/history`).
  */
 export interface LiveFrame {
   event: string;
