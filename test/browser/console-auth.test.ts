@@ -164,7 +164,7 @@ describe('web console: auth pages (register, CLI device login, reset, invitation
     await page.getByLabel('Email').fill(user.email);
     await page.getByRole('button', { name: 'Send reset link' }).click();
     await page.getByRole('status').filter({ hasText: 'If an account exists' }).waitFor();
-    await keepScreenshot(page, '20-forgot-password');
+    await keepScreenshot(page, '14-forgot-password');
     const mail = mailsTo(svc.services.config.DATA_DIR, user.email).find((m) => m.subject === 'Reset your password');
     const link = /\S+\/reset-password\?token=\S+/.exec(mail?.text ?? '')?.[0];
     expect(link, 'the reset link in the mail').to.be.a('string');
@@ -175,7 +175,7 @@ describe('web console: auth pages (register, CLI device login, reset, invitation
     await page.getByRole('button', { name: 'Set password' }).click();
     await page.getByRole('alert').filter({ hasText: 'differ' }).waitFor();
     await page.getByLabel('New password again').fill(newPassword);
-    await keepScreenshot(page, '21-reset-password');
+    await keepScreenshot(page, '15-reset-password');
     await page.getByRole('button', { name: 'Set password' }).click();
     await page.waitForURL(/\/sign-in\?reset=1$/);
     await page.getByRole('status').filter({ hasText: 'password was changed' }).waitFor();
@@ -232,7 +232,7 @@ describe('web console: auth pages (register, CLI device login, reset, invitation
     expect(await orgPicker.locator('option').allTextContents(), 'before accepting').to.deep.equal(['Personal']);
     await page.getByRole('button', { name: 'Accept invitation' }).click();
     await page.getByRole('status').filter({ hasText: `You joined ${orgName} as editor` }).waitFor();
-    await keepScreenshot(page, '30-invitation-accepted');
+    await keepScreenshot(page, '16-invitation-accepted');
     // The header learns about the new organization without a reload.
     await orgPicker.locator('option', { hasText: orgName }).waitFor({ state: 'attached' });
     expect(await orgPicker.inputValue()).to.equal('');
@@ -244,7 +244,7 @@ describe('web console: auth pages (register, CLI device login, reset, invitation
     expect(await page.getByLabel('Workspace').locator('option:checked').textContent()).to.equal('Default');
     const active = await call(svc.baseUrl, 'GET', '/orgs/active', undefined, { Authorization: `Bearer ${await storedToken(page)}` });
     expect(active.body.organization.id).to.equal(org.body.organization.id);
-    await keepScreenshot(page, '31-switched-organization');
+    await keepScreenshot(page, '17-switched-organization');
 
     // The workspace picker switches within the organization.
     const beforeWorkspace = await storedToken(page);
@@ -275,7 +275,7 @@ describe('web console: auth pages (register, CLI device login, reset, invitation
     await phone.getByLabel('Workspace').waitFor();
     const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     expect(overflow, 'horizontal overflow in px').to.be.at.most(0);
-    await keepScreenshot(phone, '32-switcher-phone');
+    await keepScreenshot(phone, '18-switcher-phone');
   });
 
   it('verifies the email from the mailed link, asking for the password', async () => {
@@ -291,7 +291,7 @@ describe('web console: auth pages (register, CLI device login, reset, invitation
     await page.getByLabel('Password').fill(user.password);
     await page.getByRole('button', { name: 'Verify' }).click();
     await page.getByRole('status').filter({ hasText: `${user.email} is verified` }).waitFor();
-    await keepScreenshot(page, '35-email-verified');
+    await keepScreenshot(page, '19-email-verified');
     const me = await call(svc.baseUrl, 'GET', '/users/me', undefined, user.auth);
     expect(JSON.stringify(me.body)).to.include('"emailVerified":true');
     // The link works once.
@@ -324,7 +324,7 @@ describe('web console: auth pages (register, CLI device login, reset, invitation
     expect(await alert.textContent()).to.include(message);
     await page.getByRole('heading', { level: 1, name: 'Sign in with GitHub' }).waitFor();
     expect(await storedToken(page)).to.equal(null);
-    await keepScreenshot(page, '40-social-error');
+    await keepScreenshot(page, '19-social-error');
     await page.goto(`${origin}/auth/callback#token=${encodeURIComponent(user.token)}&expiresIn=3600&provider=github&new=false`);
     await page.waitForURL(/\/flows$/);
     expect(await storedToken(page)).to.equal(user.token);

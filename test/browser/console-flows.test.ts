@@ -290,7 +290,7 @@ describe('web console: flows (list, canvas, run live, time travel, conflicts, tr
     await page.getByRole('button', { name: 'Run', exact: true }).focus();
     await page.keyboard.press('Enter');
     await page.waitForFunction(() => document.querySelectorAll('.flow-node[data-status="completed"]').length === 2, undefined, { timeout: 20_000 });
-    await keepScreenshot(page, '30-keyboard-flow');
+    await keepScreenshot(page, '29-keyboard-flow');
 
     // A node that cannot be saved yet: the refusal names it, and its settings open from there.
     await palette.getByRole('button', { name: 'LLM', exact: true }).focus();
@@ -298,7 +298,7 @@ describe('web console: flows (list, canvas, run live, time travel, conflicts, tr
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     const refusal = page.getByRole('alert').filter({ hasText: 'Not saved' });
     await refusal.getByText('LLM 3 · model: must not be empty').waitFor();
-    await keepScreenshot(page, '31-save-refused');
+    await keepScreenshot(page, '29-keyboard-save-refused');
     await node(page, 'input').click();
     await page.getByRole('group', { name: 'Settings of Input 2' }).waitFor();
     await refusal.getByRole('button', { name: 'Show the node' }).click();
