@@ -22,6 +22,7 @@ import { probeRoutes } from './probes.js';
 import { processingRoutes } from './runs.js';
 import { runDiffRoutes } from './runs-diff.js';
 import { runReplayRoutes } from './runs-replay.js';
+import { runStopRoutes } from './runs-stop.js';
 import { runStreamRoutes } from './runs-stream.js';
 import { workflowStreamRoutes } from './workflows-stream.js';
 import { evalRoutes } from './evals.js';
@@ -80,6 +81,7 @@ export const allRoutes: RouteDef[] = [
   ...processingRoutes,
   ...runDiffRoutes,
   ...runReplayRoutes,
+  ...runStopRoutes,
   ...runStreamRoutes,
   ...evalRoutes,
   ...workflowRoutes,

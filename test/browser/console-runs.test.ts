@@ -169,6 +169,24 @@ describe('web console: runs, workflows and agents', function () {
     await keepScreenshot(page, '31-run-live-completed');
   });
 
+  it('stops a running run from its page: the run ends stopped live, the node after the delay never runs', async () => {
+    const { flowId, ids } = await newFlow('Stoppable', [
+      { nodeType: 'delay', delayMs: 5000 },
+      { nodeType: 'transform', template: 'too late' },
+    ]);
+    const started = await as('POST', `/flows/${flowId}/run`, { inputs: {}, async: true });
+    const page = await open();
+    await page.goto(`${origin}/runs/${started.processId}`);
+    await page.locator(`tr[data-node-id="${ids[0]}"][data-status="running"]`).waitFor({ timeout: 10_000 });
+    await page.getByRole('button', { name: 'Stop run' }).click();
+    await page.locator('[data-testid="run-status"][data-status="stopped"]').waitFor({ timeout: 15_000 });
+    expect(await page.getByRole('button', { name: 'Stop run' }).count(), 'no Stop on a run that is over').to.equal(0);
+    await keepScreenshot(page, '31-run-stopped');
+    const run = (await as('GET', `/processes/${started.processId}`)).process;
+    expect(run.status).to.equal('stopped');
+    expect(run.nodes.find((n: { nodeId: string }) => n.nodeId === ids[1]).status).not.to.equal('completed');
+  });
+
   it('signals a waiting workflow from its page and sees it complete live; pauses, resumes and cancels others', async () => {
     const { flowId } = await newFlow('Approval', [{ nodeType: 'wait_signal', signalName: 'approve' }]);
     const start = async () => (await as('POST', '/workflows', { flowId, input: { order: 7 } })).workflow.id as string;

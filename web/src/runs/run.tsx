@@ -6,6 +6,7 @@ import { ErrorNote, Page, formatTime, useLoad } from '../ui';
 import { RunEvents } from './events';
 import { applyRunFrame } from './live';
 import { JsonValue, StatusBadge, formatCost, formatDuration } from './status';
+import { StopRun } from './stop';
 import { isFinalRun, type NodeView, type ProcessView } from './types';
 import './runs.css';
 
@@ -39,7 +40,15 @@ export function RunPage({ params }: { params: Record<string, string | undefined>
   }, [processId, loaded.data && !isFinalRun(loaded.data.status)]);
 
   return (
-    <Page title={`Run ${processId.slice(0, 8)}`} actions={<Link href="/runs">All runs</Link>}>
+    <Page
+      title={`Run ${processId.slice(0, 8)}`}
+      actions={
+        <>
+          {view && !final ? <StopRun processId={processId} onStopped={(after) => setView((v) => (v ? { ...v, ...after } : after))} /> : null}
+          <Link href="/runs">All runs</Link>
+        </>
+      }
+    >
       <ErrorNote error={loaded.error} />
       {view ? (
         <>
