@@ -51,7 +51,7 @@ export async function benchRuns(report: Report, o: RunBenchOptions = defaults): 
   let service: TestService | null = null;
   let bare: Server | null = null;
   try {
-    service = await startTestService('embedded', { LOG_LEVEL: 'silent', RATE_LIMIT_AUTH_PER_MINUTE: '1000' });
+    service = await startTestService('embedded', { LOG_LEVEL: 'silent', RATE_LIMIT_AUTH_PER_MINUTE: '1000', ...(process.env.DURABILITY ? { DURABILITY: process.env.DURABILITY } : {}) });
     const user = await registerBenchUser(service.baseUrl);
     const small = await chainFlow(service.baseUrl, user, 2);
     const big = await chainFlow(service.baseUrl, user, 50);
