@@ -1,10 +1,9 @@
 import type { NavEntry, RouteEntry } from '../routes';
-import { perSession } from '../runs/per-session';
 import { WorkflowsPage } from './list';
 import { WorkflowPage } from './workflow';
 
 export const workflowsRoutes: RouteEntry[] = [
-  { path: '/workflows', component: perSession(WorkflowsPage) },
-  { path: '/workflows/:workflowId', component: perSession(WorkflowPage) },
+  { path: '/workflows', component: WorkflowsPage },
+  { path: '/workflows/:workflowId', component: WorkflowPage },
 ];
 export const workflowsNav: NavEntry[] = [{ href: '/workflows', label: 'Workflows' }];
