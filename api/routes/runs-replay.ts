@@ -1,14 +1,13 @@
 import { z } from 'zod';
 import { flowScopeOf } from '../../commands/flows.js';
-import { loadRun } from '../../commands/runs.js';
-import { idSchema, isVisibleTo, type FlowState } from '../../domain/flows/index.js';
+import { idSchema, type FlowState } from '../../domain/flows/index.js';
 import { flowAtVersion } from './flows-audit.js';
 import { isFinished, planReplay, toRunDefinition } from '../../domain/runs/index.js';
 import { DomainError } from '../../domain/shared/decider.js';
 import { runStateView } from '../../projections/runs.js';
 import { defineRoute, type RouteInput } from '../route.js';
 import { readErrors } from './flows-schemas.js';
-import { runnableFlow, runReply, startRun } from './runs.js';
+import { runnableFlow, runReply, startRun, visibleRun } from './runs.js';
 
 type AnyInput = RouteInput<unknown, unknown, unknown>;
 
@@ -19,7 +18,6 @@ const replayBody = z.strictObject({
   async: z.boolean().optional().describe("absent: as the original run was asked"),
 });
 
-const processNotFound = () => new DomainError('PROCESS_NOT_FOUND', 'process not found', 'not_found');
 
 /** The flow as of `version` (404 VERSION_NOT_FOUND beyond its stream, 409 VERSION_DELETED when deleted by then), else the current flow. */
 async function flowToReplay(input: AnyInput, flowId: string, version: number | undefined): Promise<FlowState> {
@@ -53,8 +51,7 @@ export const runReplayRoutes = [
     },
     async handler(input) {
       const { params, body, principal } = input;
-      const original = await loadRun(input.services.eventStore, params.processId);
-      if (!original.exists || !isVisibleTo(original, flowScopeOf(principal!))) throw processNotFound();
+      const original = await visibleRun(input, params.processId);
       if (!isFinished(original.status)) throw new DomainError('RUN_NOT_DONE', `run ${params.processId} is still ${original.status}`, 'conflict');
       if (original.historyPruned) throw new DomainError('RUN_HISTORY_PRUNED', `run ${params.processId} was cut down to its summary by retention: its node outputs are gone`, 'conflict');
       const flow = await flowToReplay(input, original.flowId, body.flowVersion);

@@ -1,12 +1,11 @@
 import { z } from 'zod';
-import { flowScopeOf } from '../../commands/flows.js';
 import { loadRun, requestStop } from '../../commands/runs.js';
-import { idSchema, isVisibleTo } from '../../domain/flows/index.js';
+import { idSchema } from '../../domain/flows/index.js';
 import { runStreamId } from '../../domain/runs/index.js';
-import { DomainError } from '../../domain/shared/decider.js';
 import { runStateView } from '../../projections/runs.js';
 import { defineRoute } from '../route.js';
 import { readErrors } from './flows-schemas.js';
+import { visibleRun } from './runs.js';
 
 /**
  * Stops one run (POST /flows/{flowId}/stop stops all of a flow's): a queued run stops at once; a
@@ -31,8 +30,7 @@ export const runStopRoutes = [
     },
     async handler(input) {
       const { params, principal, services } = input;
-      const run = await loadRun(services.eventStore, params.processId);
-      if (!run.exists || !isVisibleTo(run, flowScopeOf(principal!))) throw new DomainError('PROCESS_NOT_FOUND', 'process not found', 'not_found', { processId: params.processId });
+      await visibleRun(input, params.processId);
       const result = await requestStop(services.eventStore, input.command, params.processId, principal!.userId);
       await input.settle(result.position, runStreamId(params.processId));
       const after = await loadRun(services.eventStore, params.processId);

@@ -1,12 +1,10 @@
 import { z } from 'zod';
-import { flowScopeOf } from '../../commands/flows.js';
-import { loadRun } from '../../commands/runs.js';
-import { idSchema, isVisibleTo, maskFlowEventSecrets } from '../../domain/flows/index.js';
+import { idSchema, maskFlowEventSecrets } from '../../domain/flows/index.js';
 import { runStreamId } from '../../domain/runs/index.js';
-import { DomainError } from '../../domain/shared/decider.js';
 import { serveLogStream } from '../log-stream.js';
 import { defineRoute } from '../route.js';
 import { readErrors } from './flows-schemas.js';
+import { visibleRun } from './runs.js';
 
 /** The events that end a run's stream (a pruned run's stream starts with its summary, final too). */
 export const FINAL_RUN_EVENTS: ReadonlySet<string> = new Set(['RunCompleted', 'RunFailed', 'RunStopped', 'RunTimedOut', 'RunHistoryPruned']);
@@ -31,8 +29,7 @@ export const runStreamRoutes = [
       404: { description: "PROCESS_NOT_FOUND (unknown or another tenant's)" },
     },
     async handler(input) {
-      const run = await loadRun(input.services.eventStore, input.params.processId);
-      if (!run.exists || !isVisibleTo(run, flowScopeOf(input.principal!))) throw new DomainError('PROCESS_NOT_FOUND', 'process not found', 'not_found');
+      await visibleRun(input, input.params.processId);
       return serveLogStream(input, {
         streamId: runStreamId(input.params.processId),
         final: FINAL_RUN_EVENTS,

@@ -191,6 +191,16 @@ export function replyFor(started: StartedRunReply, mode: 'node' | 'flow', nodeId
 
 const processParams = z.strictObject({ processId: idSchema });
 const processNotFound = () => new DomainError('PROCESS_NOT_FOUND', 'process not found', 'not_found');
+
+/**
+ * The run from its own stream (through the handler's state cache), or 404 PROCESS_NOT_FOUND when it
+ * does not exist or the caller's scope may not see it: another tenant's run is not found.
+ */
+export async function visibleRun(input: RouteInput<unknown, unknown, unknown>, processId: string): Promise<RunState> {
+  const run = await loadRun(input.services.eventStore, processId);
+  if (!run.exists || !isVisibleTo(run, flowScopeOf(input.principal!))) throw processNotFound();
+  return run;
+}
 const anyBody = z.looseObject({});
 /** A whole run's answer (runReply): the process view with executionTime and timestamp. */
 export const runReplySchema = z.looseObject({ success: z.boolean(), processId: z.string(), status: z.string(), nodes: z.array(z.looseObject({ nodeId: z.string(), status: z.string() })) });
@@ -362,8 +372,7 @@ export const processingRoutes = [
       // what the client was told (a sync run answered completed while its document still says
       // running). Folding the stream through the handler's state cache reads only the events
       // since this process last looked, and is never older than any answer given.
-      const run = await loadRun(input.services.eventStore, input.params.processId);
-      if (!run.exists || !isVisibleTo(run, flowScopeOf(input.principal!))) throw processNotFound();
+      const run = await visibleRun(input, input.params.processId);
       return { status: 200, body: { success: true, process: runStateView(input.params.processId, run) } };
     },
   }),
@@ -381,8 +390,7 @@ export const processingRoutes = [
     async handler(input) {
       const { services, params, query } = input;
       // From the log, not the read model: the events are the truth, and a run just requested is already there.
-      const run = await loadRun(services.eventStore, params.processId);
-      if (!run.exists || !isVisibleTo(run, flowScopeOf(input.principal!))) throw processNotFound();
+      await visibleRun(input, params.processId);
       const from = query.cursor && /^\d{1,9}$/.test(query.cursor) ? Number(query.cursor) : 0;
       const events = await services.eventStore.readStream(runStreamId(params.processId), { fromRevision: from, maxCount: query.limit + 1 });
       // RunRequested snapshots the nodes: their secrets show masked, as in every flow read.
