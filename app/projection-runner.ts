@@ -42,6 +42,10 @@ interface Loop {
   batchStartedAt: number | null;
   /** Bumped when an attempt is abandoned: a late-settling old attempt then changes nothing. */
   attempt: number;
+  /** Read-your-writes waits in this process on this loop: while any, a batch never coalesces. */
+  waiters: number;
+  /** Ends a coalescing wait (a reader came, or the loop stops); null when none is running. */
+  flush: (() => void) | null;
 }
 
 export interface ProjectionRunnerOptions {
@@ -75,7 +79,7 @@ export class ProjectionRunner implements Projections {
     this.stallMs = options.stallMs ?? PROJECTION_STALL_MS;
     this.progress.setMaxListeners(0);
     for (const projector of projectors) {
-      this.loops.set(projector.name, { projector, position: 0, state: 'stopped', lastError: null, subscription: null, done: null, projected: 0, failures: 0, retry: null, batchStartedAt: null, attempt: 0 });
+      this.loops.set(projector.name, { projector, position: 0, state: 'stopped', lastError: null, subscription: null, done: null, projected: 0, failures: 0, retry: null, batchStartedAt: null, attempt: 0, waiters: 0, flush: null });
     }
   }
 
@@ -157,12 +161,14 @@ export class ProjectionRunner implements Projections {
           if (next.done) break;
           buffer.push(next.value);
           wake.projector?.();
+          if (buffer.length >= PROJECTION_BATCH_MAX) loop.flush?.();
         }
       } catch (err) {
         readError = err;
       } finally {
         ended = true;
         wake.projector?.();
+        loop.flush?.();
       }
     })();
     try {
@@ -178,6 +184,7 @@ export class ProjectionRunner implements Projections {
           // One turn of the event loop lets events the subscription already holds (the rest of
           // the page it read) join this batch; it never waits for new appends.
           await new Promise<void>((resolve) => setImmediate(resolve));
+          await this.coalesce(loop, buffer, () => ended);
           continue;
         }
         const batch = buffer.splice(0, PROJECTION_BATCH_MAX);
@@ -218,8 +225,26 @@ export class ProjectionRunner implements Projections {
     } finally {
       quit = true;
       wake.reader?.();
+      loop.flush?.();
       void reader;
     }
+  }
+
+  /**
+   * Lets a batch grow for up to the projector's coalesceMs while nobody in this process waits to
+   * read it: ended early by a read-your-writes wait (waitFor), a full buffer or the loop's end.
+   */
+  private async coalesce(loop: Loop, buffer: RecordedEvent[], ended: () => boolean): Promise<void> {
+    const ms = loop.projector.coalesceMs ?? 0;
+    if (ms <= 0 || loop.waiters > 0 || ended() || buffer.length >= PROJECTION_BATCH_MAX || this.stopping) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => loop.flush?.(), ms);
+      loop.flush = () => {
+        clearTimeout(timer);
+        loop.flush = null;
+        resolve();
+      };
+    });
   }
 
   /**
@@ -292,6 +317,19 @@ export class ProjectionRunner implements Projections {
     const category = categoryOf(streamId);
     const relevant = [...this.loops.values()].filter((l) => l.projector.categories.includes(category));
     const deadline = Date.now() + timeoutMs;
+    // A reader is waiting: no batch of these loops coalesces until it is answered.
+    for (const loop of relevant) {
+      loop.waiters += 1;
+      loop.flush?.();
+    }
+    try {
+      return await this.waitPositions(relevant, position, deadline);
+    } finally {
+      for (const loop of relevant) loop.waiters -= 1;
+    }
+  }
+
+  private async waitPositions(relevant: Loop[], position: number, deadline: number): Promise<boolean> {
     for (;;) {
       // Listen before reading positions: progress made between the two must still wake us.
       const remaining = deadline - Date.now();

@@ -22,6 +22,14 @@ export interface Projector {
    * stay idempotent: after a failure the whole batch is projected again from the last checkpoint.
    */
   projectBatch?(events: RecordedEvent[], store: ReadStore): Promise<void>;
+  /**
+   * How long a batch may wait for more events while nobody waits to read what it holds (ms;
+   * default 0: a batch is what arrived meanwhile). For read models rewritten whole per stream (a
+   * run's document): a 50-node run otherwise rewrites its growing document once per node. A
+   * read-your-writes wait in this process ends the wait at once; elsewhere (a split deployment's
+   * API) it may see the read model up to this much later.
+   */
+  coalesceMs?: number;
 }
 
 /** `projector.projectBatch`, or `project` event by event, telling `projected` after each one. */

@@ -65,6 +65,9 @@ const runDocs = foldedDocs<RunState, ProcessDoc>({
   docOf,
 });
 
+/** See Projector.coalesceMs. */
+export const RUN_DOCS_COALESCE_MS = 10;
+
 export const runsProjector: Projector = {
   name: 'processes',
   categories: ['run'],
@@ -78,6 +81,9 @@ export const runsProjector: Projector = {
     ],
   }),
   project: (event, store) => runDocs.projectBatch([event], store),
+  // A run's document is rewritten whole per batch: its nodes' events a few milliseconds apart
+  // (a chain of in-process nodes) are written together (issue 29).
+  coalesceMs: RUN_DOCS_COALESCE_MS,
   projectBatch: runDocs.projectBatch,
 };
 

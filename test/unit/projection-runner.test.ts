@@ -136,6 +136,45 @@ describe('projection runner', () => {
     expect((await store.collection('probes').findOne({ _id: ids[0] }))?.value).to.equal(14);
   });
 
+
+  it('a coalescing projector writes events that come apart in time as one batch, and a read-your-writes wait ends the wait at once', async () => {
+    const sizes: number[] = [];
+    const coalescing: Projector = {
+      ...probesProjector,
+      // Far longer than the test may take: only a waiting reader or the stop can end the wait.
+      coalesceMs: 60_000,
+      async projectBatch(batch, s) {
+        sizes.push(batch.length);
+        for (const e of batch) await probesProjector.project(e, s);
+      },
+    };
+    // The stop's own timeout is longer than the bound asserted on the stop below.
+    runner = new ProjectionRunner(events, store, [coalescing], logger, 'local', { stopTimeoutMs: 5_000 });
+    await runner.start();
+    const id = randomUUID();
+    await createProbe(events, context(), id, 'coalesced');
+    for (let k = 0; k < 3; k++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await incrementProbe(events, context(), id, 1);
+    }
+    // Nobody waited: nothing was written while the events kept coming.
+    expect(sizes).to.deep.equal([]);
+    const head = await events.headPosition();
+    expect(await runner.waitFor(head, `probe-${id}`, 2000), 'a waiting reader ends the coalescing wait').to.equal(true);
+    expect(sizes, 'the four events in one batch').to.deep.equal([4]);
+    expect((await store.collection('probes').findOne({ _id: id }))?.value).to.equal(3);
+    // An event appended while a reader waits is not held back either.
+    const waited = runner.waitFor(head + 1, `probe-${id}`, 2000);
+    await incrementProbe(events, context(), id, 1);
+    expect(await waited).to.equal(true);
+    // The stop ends a coalescing wait: the loop does not outlive the runner.
+    await incrementProbe(events, context(), id, 1);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const stopping = performance.now();
+    await runner.stop();
+    expect(performance.now() - stopping, 'the stop did not wait for the coalescing timer').to.be.below(1_000);
+    expect((await runner.status())[0].state).to.equal('stopped');
+  });
   it('a batch that failed part-way is projected again from the last checkpoint, leaving what a clean run leaves', async () => {
     const ids = Array.from({ length: 6 }, () => randomUUID());
     for (const id of ids) await createProbe(events, context(), id, `x ${id}`);
