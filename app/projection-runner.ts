@@ -310,12 +310,13 @@ export class ProjectionRunner implements Projections {
   }
 
   /**
-   * Read-your-writes: resolves true once every projector reading `streamId`'s category has
-   * reached `position`, false when `timeoutMs` passed first (the write still stands).
+   * Read-your-writes: resolves true once every projector reading `streamId`'s category (but those
+   * with readYourWrites false) has reached `position`, false when `timeoutMs` passed first (the
+   * write still stands).
    */
   async waitFor(position: number, streamId: string, timeoutMs: number): Promise<boolean> {
     const category = categoryOf(streamId);
-    const relevant = [...this.loops.values()].filter((l) => l.projector.categories.includes(category));
+    const relevant = [...this.loops.values()].filter((l) => l.projector.categories.includes(category) && l.projector.readYourWrites !== false);
     const deadline = Date.now() + timeoutMs;
     // A reader is waiting: no batch of these loops coalesces until it is answered.
     for (const loop of relevant) {

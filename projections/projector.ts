@@ -30,6 +30,12 @@ export interface Projector {
    * API) it may see the read model up to this much later.
    */
   coalesceMs?: number;
+  /**
+   * False for a read model no request reads back after its own write (retention's candidates, read
+   * by a periodic sweep): a read-your-writes wait does not wait for it, so it coalesces its batches
+   * even while requests wait on the other projectors of its categories. Default true.
+   */
+  readYourWrites?: boolean;
 }
 
 /** `projector.projectBatch`, or `project` event by event, telling `projected` after each one. */

@@ -45,6 +45,10 @@ export const runRetentionProjector: Projector = {
       { keys: { orgId: 1, finishedAt: 1 } },
     ],
   }),
+  // Read by the sweep (every RUN_HISTORY_SWEEP_MS), never right after a write: one write a
+  // second, whatever the rate of runs, instead of one transaction per run (issue 29).
+  readYourWrites: false,
+  coalesceMs: 1_000,
   async project(event, store) {
     const op = writeOf(event);
     if (op) await store.collection<RetainedRunDoc>(RUN_RETENTION_COLLECTION).bulkWrite([op]);

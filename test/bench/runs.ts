@@ -11,14 +11,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
-import { BARE_KOA_LABEL, closeServer, startBareKoa } from './bare-koa.js';
+import { BARE_KOA_LABEL, FLOOR_LABEL, closeServer, startBareKoa } from './bare-koa.js';
+import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
 import type { CommandContext } from '../../commands/handle.js';
 import { requestRun } from '../../commands/runs.js';
 import type { ProcessDoc } from '../../projections/runs.js';
 import { call } from '../support/http.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { runLoad, type LoadOptions, type LoadResult } from './load.js';
-import { fmt, latency, now, settle, type Report, type Target } from './support.js';
+import { fmt, latency, now, settle, tempDir, type Report, type Target } from './support.js';
 
 export const BENCH = '8 runs';
 const N8N_PER_SECOND = 220;
@@ -78,6 +79,7 @@ export async function benchRuns(report: Report, o: RunBenchOptions = defaults): 
       const c = { ...o, concurrency };
       const bareResult = await runLoad({ ...loadOn(service, '/bare', c), port: barePort, paths: ['/bare'], body: JSON.stringify({ topic: 'bench' }) });
       record(report, `${BARE_KOA_LABEL}, c=${concurrency}`, bareResult);
+      if (concurrency === AIMS.triggerConcurrency) await benchFloor(report, c, bareResult);
       await drain(service);
       const trigger = await runLoad({ ...loadOn(service, `/public/flows/${small}/trigger`, c), headers: { 'X-Trigger-Key': key }, body: JSON.stringify({ topic: 'bench' }) });
       triggered += trigger.requests;
@@ -92,6 +94,27 @@ export async function benchRuns(report: Report, o: RunBenchOptions = defaults): 
   } finally {
     if (bare) await closeServer(bare);
     await service?.stop();
+  }
+}
+
+/**
+ * The ceiling of the trigger aim: bare Koa plus one durable append per request, on a fresh SQLite
+ * log with the service's default durability, as a share of the bare Koa just measured.
+ */
+async function benchFloor(report: Report, c: RunBenchOptions, bareResult: LoadResult): Promise<void> {
+  const dir = tempDir('floor');
+  const store = new SqliteEventStore(`${dir.path}/events.db`, { durability: 'fsync' });
+  const server = await startBareKoa({ append: store });
+  try {
+    const port = (server.address() as { port: number }).port;
+    const floor = await runLoad({ host: '127.0.0.1', port, method: 'POST', paths: ['/floor'], body: JSON.stringify({ topic: 'bench' }), concurrency: c.concurrency, warmupMs: c.warmupMs, durationMs: c.durationMs });
+    record(report, `${FLOOR_LABEL}, c=${c.concurrency}`, floor);
+    const share = (floor.requests / floor.elapsedMs / (bareResult.requests / bareResult.elapsedMs)) * 100;
+    report.figure(BENCH, `floor as a share of bare Koa, c=${c.concurrency}`, share, '%', { digits: 1, note: 'the most any run that is recorded durably before its answer can reach here' });
+  } finally {
+    await closeServer(server);
+    await store.close();
+    dir.cleanup();
   }
 }
 

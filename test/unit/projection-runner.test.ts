@@ -51,6 +51,17 @@ describe('projection runner', () => {
     expect(await runner.waitFor(position!, `probe-${id}`, 100)).to.equal(false);
   });
 
+  it('waitFor does not wait for a projector no request reads back (readYourWrites false)', async () => {
+    const stuck: Projector = { ...probesProjector, name: 'stuck-sweep-only', collections: ['stuck'], readYourWrites: false, project: () => new Promise(() => {}) };
+    runner = new ProjectionRunner(events, store, [probesProjector, stuck], logger, 'local', { stopTimeoutMs: 50 });
+    await runner.start();
+    const id = randomUUID();
+    const { position } = await createProbe(events, context(), id, 'd');
+    expect(await runner.waitFor(position!, `probe-${id}`, 2000), 'answered on the probes projector alone').to.equal(true);
+    const stuckStatus = (await runner.status()).find((s) => s.name === 'stuck-sweep-only')!;
+    expect(stuckStatus.position, 'the other projector is still behind').to.be.below(position!);
+  });
+
   it('reports position, head and lag per projection', async () => {
     const id = randomUUID();
     await createProbe(events, context(), id, 'c');
