@@ -1,7 +1,7 @@
 import { flowDecider, flowNotFound, flowStreamId, isVisibleTo, type FlowScope } from '../domain/flows/index.js';
 import { isClosed, workflowDecider, workflowNotFound, workflowStreamId, type CreateWorkflowCommand, type WorkflowCommand, type WorkflowState } from '../domain/workflows/index.js';
 import type { EventStore } from '../ports/event-store.js';
-import { handleCommand, loadState, type CommandContext, type WithoutAt } from './handle.js';
+import { cachedState, handleCommand, handleCommands, loadState, type CommandContext, type WithoutAt } from './handle.js';
 
 /**
  * The workflow's write side. Creating a workflow folds the flow from its own stream and snapshots
@@ -50,6 +50,11 @@ export async function loadWorkflow(store: EventStore, workflowId: string): Promi
   return loadState(store, workflowStreamId(workflowId), workflowDecider);
 }
 
+/** The newest state of the workflow this process has folded or written, without reading (undefined: none cached). */
+export function cachedWorkflow(store: EventStore, workflowId: string): WorkflowState | undefined {
+  return cachedState(store, workflowStreamId(workflowId), workflowDecider)?.state;
+}
+
 const visible = (s: WorkflowState, scope: FlowScope) => isVisibleTo(s, scope);
 
 /** The workflow when it exists and the scope may see it (null scope: internal callers), else WORKFLOW_NOT_FOUND. */
@@ -76,6 +81,14 @@ export async function executeWorkflowCommand(
     context,
     expectedRevision,
   });
+}
+
+/**
+ * Several commands of the system (the worker) decided in turn and appended together: a local
+ * node's start and its end (consumers/workflows.ts). Each command carries its own `at`.
+ */
+export function executeWorkflowCommands(store: EventStore, context: CommandContext, workflowId: string, commands: ReadonlyArray<(state: WorkflowState) => Exclude<WorkflowCommand, { type: 'CreateWorkflow' }>>) {
+  return handleCommands(store, { streamId: workflowStreamId(workflowId), decider: workflowDecider, commands, context });
 }
 
 /**

@@ -169,8 +169,19 @@ export function runsLocally(kinds: Record<string, NodeKind>, node: RunNode, data
   return offline || !conditionsOf({ ...node, data }).some((c) => c.usePrompt);
 }
 
-/** Resolves in the event loop's next turn: whatever settled before it finished within the tick it started in. */
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+/**
+ * Whether `work` settled (either way) within the tick it started in: by the event loop's next
+ * turn. A local node that did is recorded with its start; one still running records its start then.
+ */
+export async function settlesThisTurn(work: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  work.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  return settled;
+}
 
 type NodeEnd = WithoutAt<Extract<RunCommand, { type: 'CompleteNode' | 'FailNode' }>>;
 type WithoutAt<C> = C extends unknown ? Omit<C, 'at'> : never;
@@ -281,15 +292,8 @@ export async function executeRun(ports: RunEnginePorts, processId: string, worke
             const context = { ...inputs, variables, processId, flowId: run.flowId, orgId: run.orgId, workspaceId: run.workspaceId, userId: run.ownerId, signal, llm, sleep: sleepUnlessStopped };
             return executeNodeKind(ports, kinds, { ...node, data }, context);
           })();
-          if (attempt === null) {
-            let settled = false;
-            execution.then(
-              () => (settled = true),
-              () => (settled = true),
-            );
-            await nextTurn();
-            if (!settled) await recordStart(); // refused (the run moved on): what ran so far stayed in this process
-          }
+          // refused (the run moved on): what ran so far stayed in this process
+          if (attempt === null && !(await settlesThisTurn(execution))) await recordStart();
           let result: Awaited<typeof execution> | undefined;
           let failure: { err: unknown } | null = null;
           try {

@@ -1,14 +1,14 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { CommandContext } from '../commands/handle.js';
-import { continueAsNew, executeWorkflowCommand, loadWorkflow } from '../commands/workflows.js';
+import { cachedWorkflow, continueAsNew, executeWorkflowCommand, executeWorkflowCommands, loadWorkflow } from '../commands/workflows.js';
 import { openSecretVariables } from '../domain/flows/secrets.js';
 import { graphIndex, nextSteps, nodeInputs, nodeStateOf } from '../domain/runs/index.js';
 import { DomainError } from '../domain/shared/decider.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import { isWorkflowKind, renderDeep, type WorkflowState } from '../domain/workflows/index.js';
+import { isWorkflowKind, renderDeep, type WorkflowCommand, type WorkflowState } from '../domain/workflows/index.js';
 import type { Consumer } from '../ports/bus.js';
 import type { WorkflowTimers } from '../ports/workflows.js';
-import { abortableSleep, executeNodeKind, nodeDeadline, nodeErrorOf, type RunEnginePorts } from './runs-executor.js';
+import { abortableSleep, executeNodeKind, nodeDeadline, nodeErrorOf, runsLocally, settlesThisTurn, type RunEnginePorts } from './runs-executor.js';
 import { nodeKindsFor } from './runs-kinds/index.js';
 import { llmCapabilityFor } from './runs-llm.js';
 import { ATTR, inSpan, linksTo, tracingEnabled } from '../lib/tracing.js';
@@ -95,10 +95,26 @@ export async function drive(ports: WorkflowWorkerPorts, inFlight: WorkflowsInFli
   if (ready.length === 0) return;
   const correlationId = cause?.metadata.correlationId ?? randomUUID();
   const trace = await traceOf(ports, workflowId, cause);
+  const kinds = nodeKindsFor(ports);
   for (const nodeId of ready) {
     const executing = inFlight.nodes(workflowId);
     if (executing.has(nodeId)) continue;
     if (executing.size >= ports.settings.RUN_CONCURRENCY) break;
+    const node = graphIndex(state.exec.definition).byId.get(nodeId)!;
+    if (nodeKindOf(state, nodeId) !== 'continue_as_new' && runsLocally(kinds, node, node.data)) {
+      // Runs here and reaches nothing outside: its start and its end are appended together. Nothing
+      // fences it before it runs, so the state this drive read may be older than a run of it that
+      // ended meanwhile: checked again on the newest state this process knows, with no await
+      // between the check and taking the slot.
+      const newest = cachedWorkflow(ports.eventStore, workflowId) ?? state;
+      if (newest.status !== 'RUNNING' || !nextSteps(newest.exec.definition, newest.exec).ready.includes(nodeId)) continue;
+      const slot = inFlight.slot(workflowId);
+      slot.nodes.add(nodeId);
+      void runNode(ports, newest, nodeId, slot.controller.signal, correlationId, trace, workerId)
+        .catch((err) => ports.logger.error({ workflowId, nodeId, err: (err as Error).message }, 'workflow node failed to record'))
+        .finally(() => inFlight.nodeEnded(workflowId, slot, nodeId));
+      continue;
+    }
     let started;
     try {
       started = await executeWorkflowCommand(ports.eventStore, contextOf(ports, state, correlationId, cause?.id ?? null), workflowId, { type: 'StartNode', nodeId, workerId });
@@ -194,34 +210,71 @@ async function traceOf(ports: WorkflowWorkerPorts, workflowId: string, cause: Re
 }
 type NodeTrace = { traceparent: string | undefined; links: ReturnType<typeof linksTo>; cause: RecordedEvent | undefined };
 
-/** One regular node, executed like a run's node (same kinds, conditions, timeout), recorded on the workflow. */
-function runNode(ports: WorkflowWorkerPorts, state: WorkflowState, nodeId: string, abort: AbortSignal, correlationId: string, trace?: NodeTrace) {
+/**
+ * One regular node, executed like a run's node (same kinds, conditions, timeout), recorded on the
+ * workflow. `localWorker`: the node runs locally (runsLocally) and its start is not recorded yet:
+ * it is decided with the node's end and appended with it, one append per node instead of two
+ * (issue 29). Another worker that ran it too finds it started and records nothing: a local node
+ * reaches nothing outside, so running it twice leaves no trace.
+ */
+function runNode(ports: WorkflowWorkerPorts, state: WorkflowState, nodeId: string, abort: AbortSignal, correlationId: string, trace?: NodeTrace, localWorker?: string) {
   const kind = nodeKindOf(state, nodeId) ?? 'default';
   const attributes = { [ATTR.workflowId]: state.workflowId, [ATTR.flowId]: state.flowId, [ATTR.nodeId]: nodeId, [ATTR.nodeKind]: kind, ...(trace?.cause ? { [ATTR.eventType]: trace.cause.type, [ATTR.eventPosition]: trace.cause.position } : {}) };
-  return inSpan(`workflow.node ${kind}`, { attributes, traceparent: trace?.traceparent, links: trace?.links }, () => runWorkflowNode(ports, state, nodeId, abort, correlationId));
+  return inSpan(`workflow.node ${kind}`, { attributes, traceparent: trace?.traceparent, links: trace?.links }, () => runWorkflowNode(ports, state, nodeId, abort, correlationId, localWorker));
 }
 
-async function runWorkflowNode(ports: WorkflowWorkerPorts, state: WorkflowState, nodeId: string, abort: AbortSignal, correlationId: string) {
+type NodeEnd = Extract<WorkflowCommand, { type: 'CompleteNode' | 'FailNode' }>;
+
+async function runWorkflowNode(ports: WorkflowWorkerPorts, state: WorkflowState, nodeId: string, abort: AbortSignal, correlationId: string, localWorker?: string) {
   const workflowId = state.workflowId;
-  const attempt = nodeStateOf(state.exec, nodeId)!.attempts;
   const node = graphIndex(state.exec.definition).byId.get(nodeId)!;
   const time = nodeDeadline(abort, ports.settings.NODE_TIMEOUT_MS);
   const signal = time.signal;
   const begin = performance.now();
+  const startedAt = ports.clock.now().toISOString();
   const ctx = () => contextOf(ports, state, correlationId, null);
+  // The attempt its recorded start gave the node; null while a local node's start is not recorded.
+  let attempt: number | null = localWorker === undefined ? nodeStateOf(state.exec, nodeId)!.attempts : null;
+  let refused = false;
+  /** The node's end; a local node's start goes with it, decided first. */
+  const record = async (end: (attempt: number) => Omit<NodeEnd, 'at'>) => {
+    if (refused) return;
+    if (attempt !== null) {
+      await executeWorkflowCommand(ports.eventStore, ctx(), workflowId, end(attempt) as never);
+      return;
+    }
+    const endedAt = ports.clock.now().toISOString();
+    await executeWorkflowCommands(ports.eventStore, ctx(), workflowId, [
+      () => ({ type: 'StartNode', nodeId, workerId: localWorker!, at: startedAt }),
+      (s) => ({ ...end(nodeStateOf(s.exec, nodeId)!.attempts), at: endedAt }) as NodeEnd,
+    ]);
+  };
   try {
-    const inputs = nodeInputs(state.exec.definition, state.exec, nodeId);
-    const variables = openSecretVariables(inputs.variables, (box) => ports.secrets.open(box));
-    const llm = llmCapabilityFor(ports.llm, state.orgId, state.ownerId);
-    const context = { ...inputs, variables, processId: `workflow:${workflowId}`, flowId: state.flowId, orgId: state.orgId, userId: state.ownerId, signal, llm, sleep: sleepUnlessCanceled };
-    const { output, metadata, usage, conditionalResults } = await executeNodeKind(ports, nodeKindsFor(ports), node, context);
+    const execution = (async () => {
+      const inputs = nodeInputs(state.exec.definition, state.exec, nodeId);
+      const variables = openSecretVariables(inputs.variables, (box) => ports.secrets.open(box));
+      const llm = llmCapabilityFor(ports.llm, state.orgId, state.ownerId);
+      const context = { ...inputs, variables, processId: `workflow:${workflowId}`, flowId: state.flowId, orgId: state.orgId, userId: state.ownerId, signal, llm, sleep: sleepUnlessCanceled };
+      return executeNodeKind(ports, nodeKindsFor(ports), node, context);
+    })();
+    // A local node still running at the next turn (a delay) records its start then, as a run's does.
+    if (attempt === null && !(await settlesThisTurn(execution))) {
+      try {
+        const started = await executeWorkflowCommand(ports.eventStore, ctx(), workflowId, { type: 'StartNode', nodeId, workerId: localWorker! });
+        attempt = nodeStateOf(started.state.exec, nodeId)!.attempts;
+      } catch (err) {
+        if (!(err instanceof DomainError)) throw err;
+        refused = true; // started by another worker, or the workflow moved on: this run of it leaves no trace
+      }
+    }
+    const { output, metadata, usage, conditionalResults } = await execution;
     const executionTime = Math.round(performance.now() - begin);
     ports.metrics?.observeNode(workflowMetricKind(state, nodeId), executionTime / 1000, 'completed');
     try {
-      await executeWorkflowCommand(ports.eventStore, ctx(), workflowId, { type: 'CompleteNode', nodeId, attempt, output, metadata, conditionalResults, usage, executionTime });
+      await record((attempt) => ({ type: 'CompleteNode', nodeId, attempt, output, metadata, conditionalResults, usage, executionTime }));
     } catch (err) {
       if (err instanceof DomainError && err.code === 'OUTPUT_TOO_LARGE') {
-        await executeWorkflowCommand(ports.eventStore, ctx(), workflowId, { type: 'FailNode', nodeId, attempt, error: { code: err.code, message: err.message }, executionTime });
+        await record((attempt) => ({ type: 'FailNode', nodeId, attempt, error: { code: err.code, message: err.message }, executionTime })).catch(ignoreRefusal);
       } else if (!(err instanceof DomainError)) throw err;
     }
   } catch (err) {
@@ -229,9 +282,9 @@ async function runWorkflowNode(ports: WorkflowWorkerPorts, state: WorkflowState,
     const executionTime = Math.round(performance.now() - begin);
     ports.metrics?.observeNode(workflowMetricKind(state, nodeId), executionTime / 1000, 'failed');
     try {
-      await executeWorkflowCommand(ports.eventStore, ctx(), workflowId, { type: 'FailNode', nodeId, attempt, error, executionTime });
+      await record((attempt) => ({ type: 'FailNode', nodeId, attempt, error, executionTime }));
     } catch (recordErr) {
-      if (!(recordErr instanceof DomainError)) throw recordErr; // closed meanwhile (terminated, continued): nothing to record
+      if (!(recordErr instanceof DomainError)) throw recordErr; // closed meanwhile (terminated, continued), or started by another worker: nothing to record
     }
   } finally {
     time.clear();

@@ -199,6 +199,36 @@ for (const mode of availableModes()) {
       expect(res.body.workflow.state).to.deep.equal({ count: 1 });
     });
 
+    it("a local node's start and end are one append (issue 29); the workflow's history keeps both events", async () => {
+      const { flowId } = await chainFlow([{ nodeType: 'transform', template: 'first' }, { nodeType: 'wait_signal', signalName: 'go' }, { nodeType: 'transform', template: 'done' }]);
+      // Counted, not replaced: every append still goes to the store.
+      const store = svc.services.eventStore;
+      const appends: Array<{ streamId: string; types: string[] }> = [];
+      const append = store.append;
+      store.append = async function (this: typeof store, streamId, events, expected) {
+        appends.push({ streamId, types: events.map((e) => e.type) });
+        return append.call(this, streamId, events, expected);
+      };
+      try {
+        const wf = await create({ flowId });
+        await waitUntil('waiting on its signal', async () => (await get(wf.id)).waitingOn?.kind === 'signal');
+        const signal = await answer(client.api(owner).POST('/workflows/{workflowId}/signal', { params: { path: { workflowId: wf.id } }, body: { name: 'go' } }));
+        expect(signal.status, signal.text).to.equal(202);
+        const done = await until(wf.id, 'COMPLETED');
+        expect(done.result).to.equal('done');
+        const mine = appends.filter((a) => a.streamId === `workflow-${wf.id}`);
+        // Before: a start alone, then the end, for each transform (six appends).
+        expect(mine.map((a) => a.types)).to.deep.equal([
+          ['WorkflowCreated', 'WorkflowStarted'],
+          ['WorkflowNodeStarted', 'WorkflowNodeCompleted', 'WorkflowNodeStarted'], // the transform, then wait_signal begins
+          ['SignalReceived', 'SignalDelivered', 'WorkflowNodeCompleted'],
+          ['WorkflowNodeStarted', 'WorkflowNodeCompleted', 'WorkflowCompleted'],
+        ]);
+      } finally {
+        store.append = append;
+      }
+    });
+
     it('wait_signal, sleep and set_state are listed in GET /node-types', async () => {
       const res = await answer(client.api(owner).GET('/node-types'));
       const types = (res.body.nodeTypes ?? res.body.items ?? res.body).map((t: { nodeType: string }) => t.nodeType);

@@ -8,7 +8,8 @@
  * adding a devDependency means touching package.json/package-lock.json beyond the bench script.
  */
 import http from 'node:http';
-import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { inWorker } from './worker.js';
 
 export interface LoadOptions {
   host: string;
@@ -37,16 +38,7 @@ export interface LoadResult {
 
 /** Runs the load in a worker thread and resolves with its result. */
 export function runLoad(options: LoadOptions): Promise<LoadResult> {
-  return new Promise((resolve, reject) => {
-    // Node 20 does not apply tsx's --import loader to worker threads: register it, then load this file.
-    const tsx = import.meta.resolve('tsx/esm/api');
-    const bootstrap = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(import.meta.url)}); })`;
-    const worker = new Worker(bootstrap, { eval: true, workerData: options });
-    let result: LoadResult | null = null;
-    worker.once('message', (message: LoadResult) => (result = message));
-    worker.once('error', reject);
-    worker.once('exit', (code) => (result ? resolve(result) : reject(new Error(`load worker exited with code ${code} without a result`))));
-  });
+  return inWorker<LoadResult>(import.meta.url, options, 'load');
 }
 
 async function generate(o: LoadOptions): Promise<LoadResult> {

@@ -1,6 +1,6 @@
 /**
- * Workflows (issue 13), embedded configuration, the whole service in this process (the HTTP load
- * generator shares its CPU cores):
+ * Workflows (issue 13), embedded configuration, the whole service in this process; the HTTP load
+ * of a) and b) runs in a worker thread (scenario-load.ts), on the other core:
  *  a) start → completed of a 3-node workflow (transform → wait_signal → transform) whose signal is
  *     sent right after the 201: POST /workflows, POST …/signal, then GET …/history?wait=true until
  *     WorkflowCompleted; workflows/s and p50/p99 at a fixed concurrency. Same-run reference: the
@@ -24,6 +24,7 @@ import type { WorkflowDoc } from '../../projections/workflows.js';
 import { call } from '../support/http.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { fmt, latency, now, settle, type Report } from './support.js';
+import { runScenario, type ScenarioResult } from './scenario-load.js';
 
 const BENCH = 'workflows';
 
@@ -89,7 +90,7 @@ export async function benchWorkflows(report: Report, o: WorkflowBenchOptions = d
     const api: Api = (method, path, body) => call(service!.baseUrl, method, path, body, user.auth);
     report.info(BENCH, `embedded (SQLite log, in-memory read model), service and load generator in one process; concurrency ${o.concurrency}`);
 
-    await benchCompletion(report, api, o);
+    await benchCompletion(report, service, user, api, o);
     await settle();
     await benchSignals(report, service, user, api, o);
     await settle();
@@ -101,7 +102,7 @@ export async function benchWorkflows(report: Report, o: WorkflowBenchOptions = d
 
 // ---------------------------------------------------------------- a) start → completed
 
-async function benchCompletion(report: Report, api: Api, o: WorkflowBenchOptions) {
+async function benchCompletion(report: Report, service: TestService, user: BenchUser, api: Api, o: WorkflowBenchOptions) {
   const plain = await flowOf(api, 'plain 3 transforms', [
     { nodeType: 'transform', template: 'order {{inputs.order}}' },
     { nodeType: 'transform', template: 'checked {{previous}}' },
@@ -113,35 +114,13 @@ async function benchCompletion(report: Report, api: Api, o: WorkflowBenchOptions
     { nodeType: 'transform', template: 'approved {{inputs.order}}' },
   ]);
 
-  const runOnce = async () => {
-    const res = await api('POST', `/flows/${plain}/run`, { inputs: { order: 'o-1' } });
-    if (res.status !== 200 || res.body.status !== 'completed') throw new Error(`run answered ${res.status}: ${res.text.slice(0, 300)}`);
-  };
-  const workflowOnce = async () => {
-    const created = await api('POST', '/workflows', { flowId: durable, input: { order: 'o-1' } });
-    if (created.status !== 201) throw new Error(`POST /workflows answered ${created.status}: ${created.text.slice(0, 300)}`);
-    const id = created.body.workflow.id as string;
-    const signal = await api('POST', `/workflows/${id}/signal`, { name: 'approve', payload: { by: 'bench' } });
-    if (signal.status !== 202) throw new Error(`signal answered ${signal.status}: ${signal.text.slice(0, 300)}`);
-    let after = -1;
-    for (;;) {
-      const h = await api('GET', `/workflows/${id}/history?afterEventId=${after}&wait=true&waitMs=10000&limit=1000`);
-      if (h.status !== 200) throw new Error(`history answered ${h.status}: ${h.text.slice(0, 300)}`);
-      const events = h.body.events as Array<{ type: string; data: { result?: unknown; code?: string } }>;
-      const end = events.find((e) => /^Workflow(Completed|Failed|Canceled|Terminated|TimedOut)$/.test(e.type));
-      if (end) {
-        if (end.type !== 'WorkflowCompleted' || end.data.result !== 'approved o-1') throw new Error(`workflow ended ${end.type}: ${JSON.stringify(end.data)}`);
-        return;
-      }
-      if (events.length === 0) throw new Error(`workflow ${id} did not complete within 10 s`);
-      after = h.body.lastEventId as number;
-    }
-  };
-
-  const plainResult = await closedLoop(runOnce, o.concurrency, o.warmupMs, o.durationMs);
+  // The client runs in a worker thread: its requests and JSON do not share the service's event loop.
+  const loadOf = (scenario: 'plainRun' | 'workflowToCompletion', flowId: string) =>
+    runScenario({ scenario, baseUrl: service.baseUrl, headers: user.auth, params: { flowId }, concurrency: o.concurrency, warmupMs: o.warmupMs, durationMs: o.durationMs });
+  const plainResult = await loadOf('plainRun', plain);
   record(report, 'reference: plain 3-node flow run (POST /flows/{id}/run, sync)', plainResult, 'runs/s');
   await settle();
-  const wf = await closedLoop(workflowOnce, o.concurrency, o.warmupMs, o.durationMs);
+  const wf = await loadOf('workflowToCompletion', durable);
   const rate = record(report, 'workflow start → completed (3 nodes, one wait_signal answered at once)', wf, 'workflows/s', { op: '>=', value: 500 });
   const reference = plainResult.count / (plainResult.elapsedMs / 1000);
   report.info(BENCH, `each workflow is 3 HTTP calls or more (create, signal, history long-poll until completed); the plain run is 1; workflows/s = ${(rate / reference * 100).toFixed(0)} % of plain runs/s`);
@@ -155,20 +134,16 @@ async function benchSignals(report: Report, service: TestService, user: BenchUse
   const one = await api('POST', '/workflows', { flowId: parked });
   if (one.status !== 201) throw new Error(`POST /workflows answered ${one.status}: ${one.text.slice(0, 300)}`);
   const oneId = one.body.workflow.id as string;
-  let seq = 0;
-  const signal = async (id: string) => {
-    const res = await api('POST', `/workflows/${id}/signal`, { name: 'ping', payload: { n: seq++ } });
-    if (res.status !== 202) throw new Error(`signal answered ${res.status}: ${res.text.slice(0, 300)}`);
-  };
-  const intoOne = await closedLoop(() => signal(oneId), o.concurrency, 500, o.signalMs);
+  const signals = (ids: string[]) =>
+    runScenario({ scenario: 'signalRoundRobin', baseUrl: service.baseUrl, headers: user.auth, params: { ids: ids.join(',') }, concurrency: o.concurrency, warmupMs: 500, durationMs: o.signalMs });
+  const intoOne = await signals([oneId]);
   record(report, 'signals into one workflow (POST …/signal, 202 = recorded)', intoOne, 'signals/s');
   const wf = (await api('GET', `/workflows/${oneId}`)).body.workflow;
   report.info(BENCH, `the one workflow holds ${fmt(wf.pendingSignals.length)} pending signals, history ${fmt(wf.historyLength)} events (every signal folds the whole stream)`);
   await settle();
 
   const ids = await createInProcess(service, user, parked, o.signalWorkflows, o.concurrency);
-  let next = 0;
-  const across = await closedLoop(() => signal(ids[next++ % ids.length]), o.concurrency, 500, o.signalMs);
+  const across = await signals(ids);
   record(report, `signals across ${fmt(ids.length)} workflows (round robin)`, across, 'signals/s');
   await settle();
 
@@ -255,46 +230,7 @@ async function waitCompleted(service: TestService, flowId: string, expected: num
 
 // ---------------------------------------------------------------- helpers
 
-interface LoopResult {
-  count: number;
-  elapsedMs: number;
-  latencies: number[];
-  failures: number;
-  firstFailure: string | null;
-}
-
-/** `concurrency` loops calling `once` for the warm-up, then for `durationMs` measured. */
-async function closedLoop(once: () => Promise<void>, concurrency: number, warmupMs: number, durationMs: number): Promise<LoopResult> {
-  const phase = async (ms: number, result: LoopResult | null) => {
-    const deadline = now() + ms;
-    const t0 = now();
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (now() < deadline) {
-          const start = now();
-          try {
-            await once();
-            if (result) {
-              result.count++;
-              result.latencies.push(now() - start);
-            }
-          } catch (err) {
-            if (!result) throw err;
-            result.failures++;
-            result.firstFailure ??= (err as Error).message;
-          }
-        }
-      }),
-    );
-    return now() - t0;
-  };
-  await phase(warmupMs, null);
-  const result: LoopResult = { count: 0, elapsedMs: 0, latencies: [], failures: 0, firstFailure: null };
-  result.elapsedMs = await phase(durationMs, result);
-  return result;
-}
-
-function record(report: Report, what: string, r: LoopResult, unit: string, target?: { op: '>='; value: number }): number {
+function record(report: Report, what: string, r: ScenarioResult, unit: string, target?: { op: '>='; value: number }): number {
   const rate = r.count / (r.elapsedMs / 1000);
   const failures = r.failures ? `; ${r.failures} failed, first: ${r.firstFailure}` : '';
   const lat = latency(r.latencies);
