@@ -35,6 +35,12 @@ async function workflowToCompletion(client: BenchClient, params: Record<string, 
   }
 }
 
+/** A sync run through the flow's public trigger (`params.flowId`; the key in the client's headers). */
+async function publicTrigger(client: BenchClient, params: Record<string, string>): Promise<void> {
+  const res = await client.call('POST', `/public/flows/${params.flowId}/trigger`, { topic: 'bench' });
+  if (res.status !== 200) throw new Error(`trigger answered ${res.status}: ${res.text.slice(0, 300)}`);
+}
+
 let signalSeq = 0;
 /** One signal "ping" into the workflows of `params.ids` (comma-separated), round robin; 202 = recorded. */
 async function signalRoundRobin(client: BenchClient, params: Record<string, string>): Promise<void> {
@@ -44,5 +50,5 @@ async function signalRoundRobin(client: BenchClient, params: Record<string, stri
   if (res.status !== 202) throw new Error(`signal answered ${res.status}: ${res.text.slice(0, 300)}`);
 }
 
-export const scenarios = { plainRun, workflowToCompletion, signalRoundRobin };
+export const scenarios = { plainRun, publicTrigger, workflowToCompletion, signalRoundRobin };
 export type ScenarioName = keyof typeof scenarios;
