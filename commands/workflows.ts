@@ -50,9 +50,9 @@ export async function loadWorkflow(store: EventStore, workflowId: string): Promi
   return loadState(store, workflowStreamId(workflowId), workflowDecider);
 }
 
-/** The newest state of the workflow this process has folded or written, without reading (undefined: none cached). */
-export function cachedWorkflow(store: EventStore, workflowId: string): WorkflowState | undefined {
-  return cachedState(store, workflowStreamId(workflowId), workflowDecider)?.state;
+/** The newest state of the workflow this process has folded or written, and its revision, without reading (undefined: none cached). */
+export function cachedWorkflow(store: EventStore, workflowId: string): { state: WorkflowState; revision: number } | undefined {
+  return cachedState(store, workflowStreamId(workflowId), workflowDecider);
 }
 
 const visible = (s: WorkflowState, scope: FlowScope) => isVisibleTo(s, scope);

@@ -89,7 +89,11 @@ function contextOf(ports: WorkflowWorkerPorts, s: WorkflowState, correlationId: 
 
 /** Starts the regular nodes that are ready now; each runs in the background. */
 export async function drive(ports: WorkflowWorkerPorts, inFlight: WorkflowsInFlight, workflowId: string, workerId: string, cause?: RecordedEvent) {
-  const { state } = await loadWorkflow(ports.eventStore, workflowId);
+  // The state this process already holds when it includes the event (this process wrote it, or
+  // read past it): no read of the stream's tail per event. Events it does not hold yet come later
+  // and drive again.
+  const cached = cachedWorkflow(ports.eventStore, workflowId);
+  const { state } = cached && cause && cached.revision >= cause.revision ? cached : await loadWorkflow(ports.eventStore, workflowId);
   if (!state.exists || state.status !== 'RUNNING' || state.cancelRequested) return;
   const ready = nextSteps(state.exec.definition, state.exec).ready.filter((id) => !isWorkflowKind(nodeKindOf(state, id)));
   if (ready.length === 0) return;
@@ -106,7 +110,7 @@ export async function drive(ports: WorkflowWorkerPorts, inFlight: WorkflowsInFli
       // fences it before it runs, so the state this drive read may be older than a run of it that
       // ended meanwhile: checked again on the newest state this process knows, with no await
       // between the check and taking the slot.
-      const newest = cachedWorkflow(ports.eventStore, workflowId) ?? state;
+      const newest = cachedWorkflow(ports.eventStore, workflowId)?.state ?? state;
       if (newest.status !== 'RUNNING' || !nextSteps(newest.exec.definition, newest.exec).ready.includes(nodeId)) continue;
       const slot = inFlight.slot(workflowId);
       slot.nodes.add(nodeId);
