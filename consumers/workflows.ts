@@ -111,12 +111,8 @@ export async function drive(ports: WorkflowWorkerPorts, inFlight: WorkflowsInFli
       // ended meanwhile: checked again on the newest state this process knows, with no await
       // between the check and taking the slot.
       const newest = cachedWorkflow(ports.eventStore, workflowId)?.state ?? state;
-      if (newest.status !== 'RUNNING' || !nextSteps(newest.exec.definition, newest.exec).ready.includes(nodeId)) continue;
-      const slot = inFlight.slot(workflowId);
-      slot.nodes.add(nodeId);
-      void runNode(ports, newest, nodeId, slot.controller.signal, correlationId, trace, workerId)
-        .catch((err) => ports.logger.error({ workflowId, nodeId, err: (err as Error).message }, 'workflow node failed to record'))
-        .finally(() => inFlight.nodeEnded(workflowId, slot, nodeId));
+      if (newest.status !== 'RUNNING' || newest.cancelRequested || !nextSteps(newest.exec.definition, newest.exec).ready.includes(nodeId)) continue;
+      launch(newest, nodeId, workerId);
       continue;
     }
     let started;
@@ -130,9 +126,14 @@ export async function drive(ports: WorkflowWorkerPorts, inFlight: WorkflowsInFli
       await continueNode(ports, started.state, nodeId, correlationId);
       return; // this execution is closed: nothing else of it starts
     }
+    launch(started.state, nodeId);
+  }
+
+  /** Runs the node in the background, in the workflow's slot (its abort, its count of nodes in flight). */
+  function launch(on: WorkflowState, nodeId: string, localWorker?: string) {
     const slot = inFlight.slot(workflowId);
     slot.nodes.add(nodeId);
-    void runNode(ports, started.state, nodeId, slot.controller.signal, correlationId, trace)
+    void runNode(ports, on, nodeId, slot.controller.signal, correlationId, trace, localWorker)
       .catch((err) => ports.logger.error({ workflowId, nodeId, err: (err as Error).message }, 'workflow node failed to record'))
       .finally(() => inFlight.nodeEnded(workflowId, slot, nodeId));
   }
