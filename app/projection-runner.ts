@@ -199,8 +199,8 @@ export class ProjectionRunner implements Projections {
         loop.batchStartedAt = Date.now();
         // Where the store can, the batch's writes and its checkpoint commit together: a crash
         // mid-batch leaves neither, so nothing is applied twice.
-        await this.atomically(async () => {
-          await projectAll(loop.projector, batch, this.store, (event) => {
+        await this.atomically(async (store) => {
+          await projectAll(loop.projector, batch, store, (event) => {
             if (!current()) return;
             loop.position = event.position;
             loop.projected += 1;
@@ -208,7 +208,7 @@ export class ProjectionRunner implements Projections {
             this.progress.emit('progress');
           });
           // An abandoned attempt that settles late must not move the checkpoint back.
-          if (current()) await this.store.checkpoints.set(checkpointKey(loop.projector.name), last);
+          if (current()) await store.checkpoints.set(checkpointKey(loop.projector.name), last);
         });
         // Abandoned as stalled meanwhile: the new attempt owns the loop.
         if (!current()) return;
@@ -280,8 +280,8 @@ export class ProjectionRunner implements Projections {
     }
   }
 
-  private atomically<T>(fn: () => Promise<T>): Promise<T> {
-    return this.store.atomically ? this.store.atomically(fn) : fn();
+  private atomically<T>(fn: (store: ReadStore) => Promise<T>): Promise<T> {
+    return this.store.atomically ? this.store.atomically(fn) : fn(this.store);
   }
 
   private async stopLoop(loop: Loop): Promise<void> {

@@ -107,11 +107,12 @@ export interface ReadStore {
   listCollections(): Promise<string[]>;
   readonly checkpoints: CheckpointStore;
   /**
-   * Where the adapter can: `fn`'s writes, and a checkpoint set inside it, commit together or not
-   * at all (the embedded SQLite store). Absent where it cannot (memory, MongoDB without
+   * Where the adapter can: the writes `fn` makes through the store it is given (`batch`), and a
+   * checkpoint set through it, commit together or not at all (the embedded SQLite store); writes
+   * through this store itself wait for the batch. Absent where it cannot (memory, MongoDB without
    * transactions): there, projectors rely on their version guards alone.
    */
-  atomically?<T>(fn: () => Promise<T>): Promise<T>;
+  atomically?<T>(fn: (batch: ReadStore) => Promise<T>): Promise<T>;
   health(): Promise<{ ok: boolean; detail?: string }>;
   close(): Promise<void>;
 }

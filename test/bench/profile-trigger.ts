@@ -8,7 +8,7 @@ import { runLoad } from './load.js';
 import { triggerLoad } from './runs.js';
 
 const service = await startTestService('embedded', { LOG_LEVEL: 'silent', RATE_LIMIT_AUTH_PER_MINUTE: '1000', ...(process.env.DURABILITY ? { DURABILITY: process.env.DURABILITY } : {}) });
-const result = await runLoad(await triggerLoad(service, { concurrency: 4, warmupMs: 500, durationMs: 5_000 }));
+const result = await runLoad(await triggerLoad(service, { concurrency: Number(process.env.C ?? 4), warmupMs: 500, durationMs: 5_000 }));
 console.log(`${result.requests} runs in ${(result.elapsedMs / 1000).toFixed(1)} s = ${(result.requests / (result.elapsedMs / 1000)).toFixed(0)}/s, ${result.failures} failed`);
 await service.stop();
 process.exit(0);

@@ -85,17 +85,19 @@ describe('SQLite read store', () => {
   it('atomically: a batch and its checkpoint commit together, and a failed batch leaves neither', async () => {
     const store = openStore();
     const c = store.collection('batch');
-    await store.atomically(async () => {
-      await c.insertOne({ _id: 'kept', v: 1 });
-      await store.checkpoints.set('projection:batch', 1);
+    await store.atomically(async (batch) => {
+      await batch.collection('batch').insertOne({ _id: 'kept', v: 1 });
+      await batch.checkpoints.set('projection:batch', 1);
     });
     const failure = await store
-      .atomically(async () => {
-        await c.updateOne({ _id: 'kept' }, { $set: { v: 2 } });
-        await c.insertOne({ _id: 'lost' });
-        await c.createIndex({ keys: { v: 1 }, unique: true });
-        await store.checkpoints.set('projection:batch', 2);
-        // Inside the batch, its own writes are visible.
+      .atomically(async (batch) => {
+        const inBatch = batch.collection('batch');
+        await inBatch.updateOne({ _id: 'kept' }, { $set: { v: 2 } });
+        await inBatch.insertOne({ _id: 'lost' });
+        await inBatch.createIndex({ keys: { v: 1 }, unique: true });
+        // A batch inside the batch joins it (and is rolled back with it).
+        await batch.atomically!(async (nested) => nested.checkpoints.set('projection:batch', 2));
+        // Inside the batch, its own writes are visible, through the store too.
         expect((await c.findOne({ _id: 'kept' }))?.v).to.equal(2);
         throw new Error('crash mid-batch');
       })
@@ -116,8 +118,8 @@ describe('SQLite read store', () => {
     let finish!: () => void;
     const batchMayEnd = new Promise<void>((resolve) => (finish = resolve));
     const batch = store
-      .atomically(async () => {
-        await c.insertOne({ _id: 'batch' });
+      .atomically(async (view) => {
+        await view.collection('outside').insertOne({ _id: 'batch' });
         inside();
         await batchMayEnd;
         throw new Error('batch fails');

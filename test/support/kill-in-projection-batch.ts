@@ -5,6 +5,7 @@
  * It says so on stderr first, so a test can tell that the kill happened inside a batch.
  */
 import { SqliteReadStore } from '../../infra/read-store/sqlite.js';
+import type { ReadStore } from '../../ports/read-store.js';
 
 let armed = false;
 process.on('SIGUSR2', () => {
@@ -12,9 +13,9 @@ process.on('SIGUSR2', () => {
 });
 
 const atomically = SqliteReadStore.prototype.atomically;
-SqliteReadStore.prototype.atomically = function <T>(this: SqliteReadStore, fn: () => Promise<T>): Promise<T> {
-  return atomically.call(this, async () => {
-    const out = await fn();
+SqliteReadStore.prototype.atomically = function <T>(this: SqliteReadStore, fn: (batch: ReadStore) => Promise<T>): Promise<T> {
+  return atomically.call(this, async (batch: ReadStore) => {
+    const out = await fn(batch);
     if (armed && this.db.inTransaction) {
       process.stderr.write('KILLED INSIDE A PROJECTION BATCH\n');
       process.kill(process.pid, 'SIGKILL');
