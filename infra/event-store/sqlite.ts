@@ -18,6 +18,7 @@ import {
 import type { RetentionPolicies, StreamRetention } from '../../domain/shared/retention.js';
 import { pollingSubscription } from './polling-subscription.js';
 import { RecentEvents } from './recent-events.js';
+import { WalSync, type SyncFile } from './wal-sync.js';
 
 /** A row of the `events` table. */
 export interface EventRow {
@@ -51,6 +52,8 @@ CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position INTEGER 
 `;
 
 const SUBSCRIPTION_BATCH = 500;
+
+type AppendOutcome = { ok: true; result: AppendResult & { recorded: RecordedEvent[] } } | { ok: false; err: unknown };
 
 interface QueuedAppend {
   streamId: string;
@@ -90,6 +93,8 @@ export interface SqliteEventStoreOptions {
   now?: () => Date;
   /** When set, `sweepRetention()` runs this often (the timer does not keep the process alive). */
   sweepIntervalMs?: number;
+  /** How the WAL is synced with durability `fsync` (a test's hook); `fs.fdatasync` by default. */
+  syncFile?: SyncFile;
 }
 
 export class SqliteEventStore implements EventStore {
@@ -115,9 +120,16 @@ export class SqliteEventStore implements EventStore {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
+    // FULL for the other tables of this file (checkpoints, leases, keys); appends commit with
+    // NORMAL and are synced off the event loop (wal-sync.ts).
     this.db.pragma(options.durability === 'process' ? 'synchronous = NORMAL' : 'synchronous = FULL');
     this.db.pragma('busy_timeout = 5000');
     this.db.exec(SCHEMA);
+    if (options.durability !== 'process' && file !== ':memory:') {
+      this.walSync = new WalSync(`${file}-wal`, options.syncFile);
+      this.synchronousNormal = this.db.prepare('PRAGMA synchronous = NORMAL');
+      this.synchronousFull = this.db.prepare('PRAGMA synchronous = FULL');
+    }
     this.appended.setMaxListeners(0);
     this.stmts = {
       lastRevision: this.db.prepare<[string], { r: number | null }>('SELECT MAX(revision) AS r FROM events WHERE stream_id = ?'),
@@ -148,6 +160,15 @@ export class SqliteEventStore implements EventStore {
   }
 
   private readonly recent = new RecentEvents();
+  /** Durability `fsync`: the group sync of the WAL, and the switch of this connection around an append's commit. */
+  private readonly walSync: WalSync | null = null;
+  private readonly synchronousNormal: Database.Statement | null = null;
+  private readonly synchronousFull: Database.Statement | null = null;
+  /**
+   * First position of each commit still waiting for its sync, oldest first. Subscriptions and
+   * headPosition() stop before the oldest: nobody acts on an event that a power cut could undo.
+   */
+  private readonly unsynced: number[] = [];
 
   private readonly appendTx = (streamId: string, events: NewEvent[], expected: ExpectedRevision): AppendResult & { recorded: RecordedEvent[] } => {
     const last = this.stmts.lastRevision.get(streamId)?.r ?? null;
@@ -255,26 +276,42 @@ export class SqliteEventStore implements EventStore {
   private readonly flush = () => {
     const batch = this.queued!;
     this.queued = null;
-    let outcomes: Array<{ ok: true; result: AppendResult & { recorded: RecordedEvent[] } } | { ok: false; err: unknown }>;
+    let outcomes: AppendOutcome[];
     let commits = 1;
-    if (batch.length === 1) {
-      outcomes = [this.appendAlone(batch[0])];
-    } else {
-      try {
-        outcomes = this.groupTransaction.immediate(batch);
-      } catch {
-        outcomes = batch.map((a) => this.appendAlone(a));
-        commits = batch.length;
+    this.synchronousNormal?.run();
+    try {
+      if (batch.length === 1) {
+        outcomes = [this.appendAlone(batch[0])];
+      } else {
+        try {
+          outcomes = this.groupTransaction.immediate(batch);
+        } catch {
+          outcomes = batch.map((a) => this.appendAlone(a));
+          commits = batch.length;
+        }
       }
+    } finally {
+      this.synchronousFull?.run();
     }
     this.commitStats.commits += commits;
     if (this.appendsThisTurn === 0) setImmediate(this.endTurn);
     this.appendsThisTurn += batch.length;
     this.commitStats.appends += batch.length;
+    const first = outcomes.find((o) => o.ok);
+    if (!this.walSync || !first?.ok) return this.acknowledge(batch, outcomes, null);
+    this.unsynced.push(first.result.recorded[0].position);
+    this.walSync.request((err) => {
+      this.unsynced.shift();
+      this.acknowledge(batch, outcomes, err);
+    });
+  };
+
+  /** Settles a committed group's appends: once synced, or with the sync's error (then none is acknowledged). */
+  private acknowledge(batch: QueuedAppend[], outcomes: AppendOutcome[], syncError: Error | null): void {
     for (let i = 0; i < batch.length; i++) {
       const outcome = outcomes[i];
-      if (!outcome.ok) {
-        batch[i].reject(outcome.err);
+      if (!outcome.ok || syncError) {
+        batch[i].reject(outcome.ok ? syncError : outcome.err);
         continue;
       }
       const { recorded, ...result } = outcome.result;
@@ -285,7 +322,7 @@ export class SqliteEventStore implements EventStore {
       this.appended.emit('appended', categoryOf(batch[i].streamId));
       batch[i].resolve(result);
     }
-  };
+  }
 
   private appendAlone(a: QueuedAppend) {
     try {
@@ -325,10 +362,16 @@ export class SqliteEventStore implements EventStore {
   private readAllSync(options: ReadAllOptions): RecordedEvent[] {
     const after = options.after ?? 0;
     const max = options.maxCount ?? 1000;
-    const recent = this.recent.read(after, this.stmts.head.get()?.p ?? 0, max, options.categories);
+    const recent = this.recent.read(after, this.syncedHead(), max, options.categories);
     if (recent) return recent;
-    if (!options.categories || options.categories.length === 0) return this.stmts.all.all(after, max).map(toRecorded);
-    return this.byCategories(options.categories.length).all(after, ...options.categories, max).map(toRecorded);
+    const rows = !options.categories || options.categories.length === 0 ? this.stmts.all.all(after, max) : this.byCategories(options.categories.length).all(after, ...options.categories, max);
+    const limit = this.unsynced[0];
+    return (limit === undefined ? rows : rows.filter((row) => row.position < limit)).map(toRecorded);
+  }
+
+  /** The log's head as readers of the whole log may see it: before the oldest commit still waiting for its sync. */
+  private syncedHead(): number {
+    return this.unsynced.length > 0 ? this.unsynced[0] - 1 : (this.stmts.head.get()?.p ?? 0);
   }
 
   private readonly categoryStatements = new Map<number, Database.Statement<unknown[], EventRow>>();
@@ -374,7 +417,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   async headPosition(): Promise<number> {
-    return this.stmts.head.get()?.p ?? 0;
+    return this.syncedHead();
   }
 
   /** Rows of the events table, and the database file's size (page_count × page_size: the events, their index and the checkpoints beside them). */
@@ -397,6 +440,7 @@ export class SqliteEventStore implements EventStore {
     this.appended.emit('closed');
     // Let the subscriptions' read loops observe the close before the handle goes away.
     await new Promise((resolve) => setImmediate(resolve));
+    await this.walSync?.close();
     if (this.db.open) this.db.close();
   }
 }

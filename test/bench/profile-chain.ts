@@ -14,7 +14,8 @@ import { chainFlow } from './runs.js';
 const service = await startTestService('embedded', { LOG_LEVEL: 'silent', ...(process.env.DURABILITY ? { DURABILITY: process.env.DURABILITY } : {}) });
 const registered = await registerUser(service.baseUrl);
 const user = { userId: registered.user.id, auth: registered.auth, token: registered.token };
-const flowId = await chainFlow(service.baseUrl, user as never, 50);
+const nodes = Number(process.env.NODES ?? 50);
+const flowId = await chainFlow(service.baseUrl, user as never, nodes);
 const { services } = service;
 const samples: number[] = [];
 const until = performance.now() + 8_000;
@@ -28,6 +29,6 @@ while (performance.now() < until) {
   samples.push(performance.now() - started);
 }
 samples.sort((a, b) => a - b);
-console.log(`${samples.length} runs; p50 ${samples[Math.floor(samples.length / 2)]!.toFixed(1)} ms = ${(samples[Math.floor(samples.length / 2)]! / 50).toFixed(2)} ms per node`);
+console.log(`${samples.length} runs; p50 ${samples[Math.floor(samples.length / 2)]!.toFixed(1)} ms = ${(samples[Math.floor(samples.length / 2)]! / nodes).toFixed(2)} ms per node`);
 await service.stop();
 process.exit(0);

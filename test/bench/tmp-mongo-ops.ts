@@ -1,0 +1,27 @@
+import { MongoClient } from 'mongodb';
+const clients: any[] = [];
+const connect = MongoClient.prototype.connect;
+MongoClient.prototype.connect = function (this: any) { this.monitorCommands = true; (this as any).options.monitorCommands = true; clients.push(this); return connect.call(this); } as any;
+import { startTestService } from '../support/test-service.js';
+import { chainFlow, registerBenchUser } from './runs.js';
+const service = await startTestService('distributed', { LOG_LEVEL: 'silent', RATE_LIMIT_AUTH_PER_MINUTE: '1000' });
+const user = await registerBenchUser(service.baseUrl);
+const flowId = await chainFlow(service.baseUrl, user, 2);
+const find = (o: any, depth = 0): any => { if (!o || typeof o !== 'object' || depth > 3) return null; if (o instanceof MongoClient) return o; for (const k of Object.getOwnPropertyNames(o)) { const f = find(o[k], depth + 1); if (f) return f; } return null; };
+const client = find(service.services.readStore);
+console.log('client', !!client, service.services.readStore.constructor.name);
+console.log('clients', clients.length);
+const ops = new Map<string, number>();
+let on = false;
+for (const client of clients) client.on('commandStarted', (e: any) => { if (!on) return; const coll = e.command[e.commandName]; const k = `${e.commandName} ${typeof coll === 'string' ? coll.replace(/^.*?_/, '') : ''}`; ops.set(k, (ops.get(k) ?? 0) + 1); });
+const N = Number(process.env.N ?? 50);
+const run = async () => { const r = await fetch(`${service.baseUrl}/flows/${flowId}/run`, { method: 'POST', headers: { ...user.auth, 'content-type': 'application/json' }, body: JSON.stringify({ async: true, inputs: { topic: 'x' } }) }); if (r.status !== 202) throw new Error(await r.text()); return (await r.json()) as any; };
+await run(); await new Promise((r) => setTimeout(r, 1000));
+on = true;
+if (process.env.BURST) { let next = 0; await Promise.all(Array.from({ length: 16 }, async () => { while (next++ < N) await run(); })); } else for (let i = 0; i < N; i++) { await run(); await new Promise((r) => setTimeout(r, 60)); }
+await new Promise((r) => setTimeout(r, Number(process.env.TAIL ?? 1500)));
+on = false;
+let total = 0; for (const v of ops.values()) total += v;
+console.log(`per run: ${(total / N).toFixed(1)} commands`);
+for (const [k, v] of [...ops].sort((a, b) => b[1] - a[1])) console.log((v / N).toFixed(2).padStart(6), k);
+await service.stop(); process.exit(0);
