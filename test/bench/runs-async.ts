@@ -4,9 +4,11 @@
  * own stream (what GET /processes/{id} shows), then until the processes read model caught up.
  */
 import { createServer } from 'node:http';
+import os from 'node:os';
 import { call } from '../support/http.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { BENCH, chainFlow, registerBenchUser } from './runs.js';
+import { serverCpu } from './server-cpu.js';
 import { latency, now, profileWindow, type Report } from './support.js';
 
 export interface AsyncRunBenchOptions {
@@ -105,6 +107,7 @@ async function benchKafka(report: Report, o: AsyncRunBenchOptions) {
     const processIds: string[] = [];
     const profile = await profileWindow();
     const cpu0 = process.cpuUsage();
+    const servers = serverCpu();
     const started = now();
     let next = 0;
     const enqueueLatencies: number[] = [];
@@ -127,6 +130,7 @@ async function benchKafka(report: Report, o: AsyncRunBenchOptions) {
     await finished.waitFor(processIds, 120_000);
     const total = now() - started;
     const cpu = process.cpuUsage(cpu0);
+    const serversMs = servers.stop();
     await profile.stop();
     const head = await service.services.eventStore.headPosition();
     const caughtUp = await service.services.projections.waitFor(head, 'run-bench', 120_000);
@@ -146,6 +150,15 @@ async function benchKafka(report: Report, o: AsyncRunBenchOptions) {
       digits: 1,
       note: `${(((cpu.user + cpu.system) / 1000 / total) * 100).toFixed(0)} % of one core while timed; Kafka and the MongoDB-wire server not counted`,
     });
+    const serversTotal = Object.values(serversMs).reduce((a, b) => a + b, 0);
+    if (serversTotal > 0) {
+      const serviceMs = (cpu.user + cpu.system) / 1000;
+      const cores = ((serviceMs + serversTotal) / o.asyncRuns) * AIM_RUNS_PER_SECOND / 1000;
+      report.figure(BENCH, `${name}: CPU per run of the servers (Kafka, MongoDB-wire server and its PostgreSQL)`, serversTotal / o.asyncRuns, 'ms', {
+        digits: 1,
+        note: `${Object.entries(serversMs).map(([server, ms]) => `${server} ${(ms / o.asyncRuns).toFixed(1)}`).join(', ')} ms; service + servers at ${AIM_RUNS_PER_SECOND} runs/s would need ${cores.toFixed(1)} cores (this machine: ${os.cpus().length}, shared with the client)`,
+      });
+    }
     report.figure(BENCH, `${name}: requested → claimed by the worker p50`, stages.queued.p50, 'ms', { digits: 1, target: { op: '<=', value: AIM_CLAIM_P50_MS }, note: 'relay + Kafka + run worker\'s claim' });
     report.figure(BENCH, `${name}: requested → claimed by the worker p99`, stages.queued.p99, 'ms', { digits: 1, target: { op: '<=', value: AIM_CLAIM_P99_MS } });
     report.figure(BENCH, `${name}: claimed → completed p50`, stages.executed.p50, 'ms', { digits: 1, note: `p99 ${stages.executed.p99.toFixed(0)} ms: the run's execution on the worker` });

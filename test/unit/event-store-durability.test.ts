@@ -44,7 +44,8 @@ describe('embedded event store durability', () => {
       return { syncFile, held };
     }
     const turn = () => new Promise((resolve) => setImmediate(resolve));
-    const event = (type: string) => [{ id: `${type}-${Math.random()}`, type, data: { type }, metadata: {} }];
+    const metadata = { actorId: null, orgId: null, workspaceId: null, correlationId: 'c', causationId: null, requestId: null, occurredAt: new Date(0).toISOString() };
+    const event = (type: string) => [{ id: `${type}-${Math.random()}`, type, data: { type }, metadata }];
 
     it('acknowledges an append only after the WAL sync returned, and hides it from readers of the log until then', async () => {
       const { syncFile, held } = heldSync();
