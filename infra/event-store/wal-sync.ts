@@ -47,8 +47,9 @@ export class WalSync {
         this.next();
       };
       try {
-        // Opened at the first sync: SQLite creates the WAL file at the first write.
-        this.fd ??= openSync(this.walPath, 'r');
+        // Opened at the first sync: SQLite creates the WAL file at the first write. Read-write, as some
+        // systems refuse to sync a descriptor opened read-only (Linux does not).
+        this.fd ??= openSync(this.walPath, 'r+');
         this.syncFile(this.fd, finish);
       } catch (err) {
         finish(err as Error);
