@@ -306,7 +306,11 @@ export class SqliteEventStore implements EventStore {
     });
   };
 
-  /** Settles a committed group's appends: once synced, or with the sync's error (then none is acknowledged). */
+  /**
+   * Settles a committed group's appends: once synced, or with the sync's error. A failed sync
+   * refuses them although they are in the WAL, as a crash between commit and answer would: the
+   * caller cannot know, and a retry with the same ids or requestId finds what is there.
+   */
   private acknowledge(batch: QueuedAppend[], outcomes: AppendOutcome[], syncError: Error | null): void {
     for (let i = 0; i < batch.length; i++) {
       const outcome = outcomes[i];
