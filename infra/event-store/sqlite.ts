@@ -308,8 +308,8 @@ export class SqliteEventStore implements EventStore {
 
   /**
    * Settles a committed group's appends: once synced, or with the sync's error. A failed sync
-   * refuses them although they are in the WAL, as a crash between commit and answer would: the
-   * caller cannot know, and a retry with the same ids or requestId finds what is there.
+   * refuses them although they are in the WAL, as a crash between commit and answer would leave
+   * them: not acknowledged, and perhaps stored.
    */
   private acknowledge(batch: QueuedAppend[], outcomes: AppendOutcome[], syncError: Error | null): void {
     for (let i = 0; i < batch.length; i++) {
