@@ -191,9 +191,12 @@ export class ProjectionRunner implements Projections {
         wake.reader?.();
         wake.reader = null;
         // Event by event, the read model already shows each event: read-your-writes (waitFor) need
-        // not wait for the batch's checkpoint.
+        // not wait for the batch's checkpoint. Not on a store whose batch commits as one
+        // transaction (SQLite): a read there sees the batch's rows before the commit, and a failure
+        // would roll back rows a waiter was told it can read; its position moves at the commit.
         // Counted with the position, event by event: a rebuild that sees the position reach its
         // target before the batch's checkpoint is written must count those events too.
+        const eventByEvent = !this.store.atomically;
         let counted = 0;
         const last = batch[batch.length - 1].position;
         loop.batchStartedAt = Date.now();
@@ -201,7 +204,7 @@ export class ProjectionRunner implements Projections {
         // mid-batch leaves neither, so nothing is applied twice.
         await this.atomically(async (store) => {
           await projectAll(loop.projector, batch, store, (event) => {
-            if (!current()) return;
+            if (!current() || !eventByEvent) return;
             loop.position = event.position;
             loop.projected += 1;
             counted += 1;

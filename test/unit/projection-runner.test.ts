@@ -1,5 +1,8 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createProbe, incrementProbe } from '../../commands/probes.js';
 import type { CommandContext } from '../../commands/handle.js';
 import { rebuildProjection } from '../../commands/operations.js';
@@ -9,6 +12,7 @@ import { SqliteEventStore } from '../../infra/event-store/sqlite.js';
 import { createLogger } from '../../infra/logger/pino.js';
 import { PROJECTION_BATCH_MAX, ProjectionRunner } from '../../app/projection-runner.js';
 import { MemoryReadStore } from '../../infra/read-store/memory.js';
+import { SqliteReadStore } from '../../infra/read-store/sqlite.js';
 import { probesProjector } from '../../projections/probes.js';
 import type { Projector } from '../../projections/projector.js';
 import { deciderSpec } from '../support/decider-spec.js';
@@ -218,6 +222,38 @@ describe('projection runner', () => {
     await cleanRunner.stop();
     expect(await store.collection('probes').find({}, { sort: { _id: 1 } })).to.deep.equal(await clean.collection('probes').find({}, { sort: { _id: 1 } }));
     expect((await store.collection('probes').find({}, { sort: { _id: 1 } })).map((d) => d.value)).to.have.members(ids.map((_, i) => ((i + 1) * (i + 2)) / 2));
+  });
+
+  it('on a store that commits a batch at once, a waiter is not told current about rows the batch then rolls back', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rollback-'));
+    const sqlite = new SqliteReadStore(join(dir, 'read-models.db'));
+    try {
+      // Writes the first event's row, then fails on the second, in the same batch.
+      const halfway: Projector = {
+        name: 'halfway',
+        categories: ['probe'],
+        collections: ['halfway'],
+        async setup() {},
+        async project(event, s) {
+          if (event.type === 'Second') throw new Error('fails after the first row');
+          await s.collection('halfway').insertOne({ _id: event.id });
+        },
+      };
+      runner = new ProjectionRunner(events, sqlite, [halfway], logger, 'local', { stopTimeoutMs: 50 });
+      await runner.start();
+      const meta = { ...context(), occurredAt: new Date().toISOString() };
+      const id = randomUUID();
+      await events.append(`probe-${id}`, [{ id: 'first', type: 'First', data: {}, metadata: meta }, { id: 'second', type: 'Second', data: {}, metadata: meta }], 'no_stream');
+      const [first] = await events.readStream(`probe-${id}`);
+      const current = await runner.waitFor(first.position, `probe-${id}`, 300);
+      const row = await sqlite.collection('halfway').findOne({ _id: 'first' });
+      expect({ current, row }, 'a current answer must be readable').to.deep.equal({ current: false, row: null });
+      expect((await runner.status())[0].state).to.equal('failed');
+    } finally {
+      await runner.stop();
+      await sqlite.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('marks a projection failed with the error instead of skipping the event', async () => {
