@@ -12,6 +12,7 @@ import { buildConsoleOnce, keepScreenshot, launchChromium, openConsole, type Wat
 import { call } from '../support/http.js';
 import { mailsTo, registerUser, verifyEmailOf, type RegisteredUser } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/test-service.js';
+import { waitUntil } from '../support/wait.js';
 
 describe('web console: auth pages (register, CLI device login, reset, invitation, social callback, switcher)', function () {
   this.timeout(120_000);
@@ -165,8 +166,9 @@ describe('web console: auth pages (register, CLI device login, reset, invitation
     await page.getByRole('button', { name: 'Send reset link' }).click();
     await page.getByRole('status').filter({ hasText: 'If an account exists' }).waitFor();
     await keepScreenshot(page, '14-forgot-password');
-    const mail = mailsTo(svc.services.config.DATA_DIR, user.email).find((m) => m.subject === 'Reset your password');
-    const link = /\S+\/reset-password\?token=\S+/.exec(mail?.text ?? '')?.[0];
+    // Sent after the answer: its timing must not tell whether the account exists.
+    const mail = await waitUntil('the reset mail', () => mailsTo(svc.services.config.DATA_DIR, user.email).find((m) => m.subject === 'Reset your password'));
+    const link = /\S+\/reset-password\?token=\S+/.exec(mail.text)?.[0];
     expect(link, 'the reset link in the mail').to.be.a('string');
     await page.goto(onConsole(link!));
     const newPassword = 'a brand new password 42';
@@ -196,9 +198,9 @@ describe('web console: auth pages (register, CLI device login, reset, invitation
   it('a reset of an address whose account never verified it starts over, and the sign-in page says so', async () => {
     const user = await registerUser(svc.baseUrl);
     await call(svc.baseUrl, 'POST', '/auth/forgot-password', { email: user.email });
-    const mail = mailsTo(svc.services.config.DATA_DIR, user.email).find((m) => m.subject === 'Reset your password');
+    const mail = await waitUntil('the reset mail', () => mailsTo(svc.services.config.DATA_DIR, user.email).find((m) => m.subject === 'Reset your password'));
     const page = await open();
-    await page.goto(onConsole(/\S+\/reset-password\?token=\S+/.exec(mail!.text)![0]));
+    await page.goto(onConsole(/\S+\/reset-password\?token=\S+/.exec(mail.text)![0]));
     await page.getByLabel(/^New password\s*At least/).fill('started over password');
     await page.getByLabel('New password again').fill('started over password');
     await page.getByRole('button', { name: 'Set password' }).click();
