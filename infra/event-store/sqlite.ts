@@ -278,7 +278,10 @@ export class SqliteEventStore implements EventStore {
     this.queued = null;
     let outcomes: AppendOutcome[];
     let commits = 1;
-    this.synchronousNormal?.run();
+    // SQLite refuses the switch inside a transaction; none spans turns of the loop on this
+    // connection (better-sqlite3's are synchronous), but an append must not hang if one ever did.
+    const switched = this.synchronousNormal !== null && !this.db.inTransaction;
+    if (switched) this.synchronousNormal!.run();
     try {
       if (batch.length === 1) {
         outcomes = [this.appendAlone(batch[0])];
@@ -291,7 +294,7 @@ export class SqliteEventStore implements EventStore {
         }
       }
     } finally {
-      this.synchronousFull?.run();
+      if (switched) this.synchronousFull!.run();
     }
     this.commitStats.commits += commits;
     if (this.appendsThisTurn === 0) setImmediate(this.endTurn);
